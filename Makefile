@@ -1,0 +1,30 @@
+# raystudy: two commands on a fresh machine -- `make demo` and `make test`.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+PIP := $(VENV)/bin/pip
+export PYTHONUNBUFFERED := 1
+
+.PHONY: demo test lint install clean
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+	# The pinned CPU build lies on these machines; a looser spec pulls a multi-GB CUDA build.
+	$(PIP) install -q torch==2.13.0
+	$(PIP) install -q -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+demo: install
+	$(VENV)/bin/raystudy sweep optimizer_robustness --profile quick --space demo --name demo
+
+test: install
+	$(VENV)/bin/ruff check raystudy tests bench
+	$(PY) -m pytest -q tests
+
+lint: install
+	$(VENV)/bin/ruff check raystudy tests bench
+
+clean:
+	rm -rf runs .pytest_cache

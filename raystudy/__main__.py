@@ -1,0 +1,3 @@
+from raystudy.cli import main
+
+raise SystemExit(main())
