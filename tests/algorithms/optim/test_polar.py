@@ -1,0 +1,100 @@
+"""polar_factor against the exact SVD polar factor, float32 and float64, tall and wide."""
+
+import pytest
+import torch
+
+from raystudy.algorithms.optim.polar import (
+    POLAR_EXPRESS_COEFFICIENTS,
+    default_polar_dtype,
+    polar_factor,
+)
+
+SHAPES = [(12, 7), (7, 12), (9, 9)]
+DTYPES = [torch.float32, torch.float64]
+
+
+def exact_polar(G: torch.Tensor) -> torch.Tensor:
+    U, _, Vh = torch.linalg.svd(G.double(), full_matrices=False)
+    return (U @ Vh).to(G.dtype)
+
+
+def well_conditioned(m: int, n: int, dtype: torch.dtype, seed: int = 0) -> torch.Tensor:
+    g = torch.Generator().manual_seed(seed)
+    U, _ = torch.linalg.qr(torch.randn(m, min(m, n), generator=g, dtype=torch.float64))
+    V, _ = torch.linalg.qr(torch.randn(n, min(m, n), generator=g, dtype=torch.float64))
+    s = torch.linspace(0.2, 3.0, min(m, n), dtype=torch.float64)
+    return ((U * s) @ V.T).to(dtype)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_svd_method_is_exact(shape, dtype):
+    G = torch.randn(*shape, dtype=dtype)
+    P = polar_factor(G, "svd")
+    assert P.shape == G.shape and P.dtype == dtype
+    torch.testing.assert_close(P, exact_polar(G))
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_polar_express_converges_to_svd(shape, dtype):
+    G = torch.randn(*shape, dtype=dtype, generator=torch.Generator().manual_seed(1))
+    P = polar_factor(G, "polar_express", steps=10, dtype=dtype)
+    tol = 1e-5 if dtype == torch.float32 else 1e-10
+    torch.testing.assert_close(P, exact_polar(G), atol=tol, rtol=0)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_six_polar_express_steps_on_well_conditioned_input(shape, dtype):
+    G = well_conditioned(*shape, dtype)
+    P = polar_factor(G, "polar_express", steps=6, dtype=dtype)
+    torch.testing.assert_close(P, exact_polar(G), atol=2e-2, rtol=0)
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize(("method", "band"), [("jordan", (0.6, 1.25)), ("polar_express", (0.8, 1.2))])
+def test_five_steps_keep_singular_vectors_and_bound_singular_values(shape, method, band):
+    G = well_conditioned(*shape, torch.float64)
+    P = polar_factor(G, method, steps=5, dtype=torch.float64)
+    U, _, Vh = torch.linalg.svd(G, full_matrices=False)
+    core = U.T @ P @ Vh.T
+    S_prime = torch.diagonal(core)
+    assert (core - torch.diag(S_prime)).abs().max() < 1e-10
+    assert band[0] < S_prime.min() and S_prime.max() < band[1]
+
+
+def test_polar_express_schedule_documented_values():
+    a, b, c = POLAR_EXPRESS_COEFFICIENTS[0]
+    assert (a * 1.01, b * 1.01**3, c * 1.01**5) == pytest.approx((8.2872, -23.5959, 17.3004), 1e-4)
+    assert POLAR_EXPRESS_COEFFICIENTS[-1] == (1.875, -1.25, 0.375)
+
+
+@pytest.mark.parametrize("method", ["polar_express", "jordan", "svd"])
+def test_zero_input_gives_zeros(method):
+    P = polar_factor(torch.zeros(5, 3), method)
+    assert torch.equal(P, torch.zeros(5, 3))
+
+
+def test_batched_matches_per_matrix():
+    G = torch.randn(3, 6, 4, dtype=torch.float64)
+    P = polar_factor(G, "polar_express", steps=6, dtype=torch.float64)
+    for i in range(3):
+        Pi = polar_factor(G[i], "polar_express", steps=6, dtype=torch.float64)
+        torch.testing.assert_close(P[i], Pi)
+
+
+def test_input_not_modified_and_default_dtype():
+    G = torch.randn(4, 6, dtype=torch.bfloat16)
+    before = G.clone()
+    out = polar_factor(G, "jordan", dtype=torch.bfloat16)
+    assert torch.equal(G, before) and out.dtype == torch.bfloat16
+    assert default_polar_dtype(torch.zeros(2, 2)) == torch.float32
+    assert default_polar_dtype(torch.zeros(2, 2, dtype=torch.float64)) == torch.float64
+
+
+def test_rejects_vectors_and_unknown_method():
+    with pytest.raises(ValueError, match="shape"):
+        polar_factor(torch.zeros(3))
+    with pytest.raises(ValueError, match="valid"):
+        polar_factor(torch.zeros(3, 3), "qr")
