@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml
 install: $(VENV)/.installed
 
 demo: install
-	$(VENV)/bin/raystudy sweep optimizer_robustness --profile quick --space demo --name demo
+	$(VENV)/bin/raystudy sweep optimizer_robustness --profile quick --space demo
 
 test: install
 	$(VENV)/bin/ruff check raystudy tests bench

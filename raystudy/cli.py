@@ -1,0 +1,136 @@
+"""``raystudy``: parse the command line and hand over to the platform.
+
+Errors a user can cause end with one line on stderr and exit code 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from raystudy.errors import UserError
+
+
+def _add_compute(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("compute")
+    group.add_argument("--workers", type=int, default=0,
+                       help="Ray Train workers per trial (0: the loop runs in the trial itself)")
+    group.add_argument("--cpus-per-worker", type=float, default=1.0)
+    group.add_argument("--gpus-per-worker", type=float, default=0.0)
+    group.add_argument("--address", default=None,
+                       help="Ray cluster to attach to (default: RAY_ADDRESS, else embedded Ray)")
+    group.add_argument("--storage", default="runs",
+                       help="where run folders go: a local path or s3://, gs:// (default ./runs)")
+    group.add_argument("--name", default=None, help="run folder name (default STUDY-KIND-time)")
+
+
+def _add_study_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("study", help="study name (see `raystudy list`)")
+    parser.add_argument("--profile", default="quick",
+                        help="quick (minutes on 2 CPUs) | paper | a YAML file")
+    parser.add_argument("--set", dest="overrides", action="append", default=[],
+                        metavar="KEY=VALUE", help="override a config field, e.g. optimizer.lr=0.01")
+    _add_compute(parser)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="raystudy", description="Run machine-learning studies on Ray: local or cluster."
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    sub.add_parser("list", help="list the studies")
+
+    run = sub.add_parser("run", help="one training run of a study")
+    _add_study_args(run)
+    run.add_argument("--resume", action="store_true", help="resume the run named by --name")
+
+    sweep = sub.add_parser("sweep", help="a Ray Tune sweep over a search space")
+    _add_study_args(sweep)
+    sweep.add_argument("--space", default=None,
+                       help="search space: a shipped name or a YAML file (default: profile's)")
+    sweep.add_argument("--search", default="grid", help="grid | random | optuna")
+    sweep.add_argument("--scheduler", default="fifo", help="fifo | asha")
+    sweep.add_argument("--samples", type=int, default=1,
+                       help="samples per grid point (random/optuna: trials)")
+    sweep.add_argument("--max-concurrent", type=int, default=None)
+    sweep.add_argument("--seed", type=int, default=0, help="seed of the search algorithm")
+    sweep.add_argument("--trial-retries", type=int, default=0,
+                       help="times Tune retries a trial that raised")
+    sweep.add_argument("--resume", action="store_true",
+                       help="finish an interrupted sweep (--name, else the newest unfinished)")
+
+    report = sub.add_parser("report", help="tables, figures and report.md/html of a run folder")
+    report.add_argument("run_dir")
+
+    data = sub.add_parser("data", help="make or inspect datasets")
+    data_sub = data.add_subparsers(dest="data_command", required=True)
+    tokens = data_sub.add_parser(
+        "make-tokens", help="tokenize local text files into train/val .npy sequences"
+    )
+    tokens.add_argument("out_dir")
+    tokens.add_argument("--source", default="stdlib",
+                        help="'stdlib' (Python's own sources) or a folder of text files")
+    tokens.add_argument("--seq-len", type=int, default=128)
+    tokens.add_argument("--max-bytes", type=int, default=20_000_000)
+    return parser
+
+
+def _request(args: argparse.Namespace, kind: str):
+    from raystudy.platform.config import parse_set_args
+    from raystudy.platform.runner import Request
+    from raystudy.platform.trainable import Compute
+
+    compute = Compute(workers=args.workers, cpus_per_worker=args.cpus_per_worker,
+                      gpus_per_worker=args.gpus_per_worker)
+    request = Request(kind=kind, study=args.study, profile=args.profile,
+                      overrides=parse_set_args(args.overrides), compute=compute,
+                      storage=args.storage, name=args.name)
+    if kind == "sweep":
+        request.space = args.space
+        request.search = args.search
+        request.scheduler = args.scheduler
+        request.samples = args.samples
+        request.max_concurrent = args.max_concurrent
+        request.seed = args.seed
+        request.trial_max_failures = args.trial_retries
+    return request
+
+
+def dispatch(args: argparse.Namespace) -> int:
+    if args.command == "list":
+        from raystudy.platform.registry import entries
+
+        for entry in entries():
+            print(f"{entry.name:24s} {entry.description}")
+        return 0
+    if args.command in ("run", "sweep"):
+        from raystudy.platform.runner import execute
+
+        execute(_request(args, args.command), resume=args.resume, address=args.address)
+        return 0
+    if args.command == "report":
+        from raystudy.platform.report import write_report
+
+        print(f"raystudy: report written to {write_report(args.run_dir)}")
+        return 0
+    if args.command == "data" and args.data_command == "make-tokens":
+        from raystudy.platform.datasets import make_token_dataset
+
+        out = make_token_dataset(args.out_dir, args.source, args.seq_len, args.max_bytes)
+        print(f"raystudy: wrote {out}")
+        return 0
+    raise UserError(f"unknown command {args.command}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return dispatch(args)
+    except UserError as exc:
+        print(f"raystudy: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("raystudy: interrupted; resume with --resume", file=sys.stderr)
+        return 130

@@ -1,0 +1,189 @@
+"""``raystudy report RUN_DIR``: summary.json, report.md, report.html and figures/*.png.
+
+The generic part (request, trial counts, the trials table sorted by the primary
+metric, diverged and failed trials, versions) is the same for every study; the
+study's ``analyze`` hook adds its own tables and figures.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import math
+import platform
+import time
+from pathlib import Path
+from typing import Any
+
+from raystudy.platform.config import apply_overrides, load_config, to_flat_dict
+from raystudy.platform.registry import get_study
+from raystudy.platform.results import RunResults, TrialRecord, load_results
+from raystudy.platform.study import Analysis, Study, Table
+
+STATUSES = ("finished", "diverged", "error", "unfinished")
+
+
+def _versions() -> dict[str, str]:
+    import ray
+    import torch
+
+    import raystudy
+
+    return {
+        "raystudy": raystudy.__version__,
+        "ray": ray.__version__,
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+    }
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def trials_table(results: RunResults, study: Study) -> Table:
+    """Every trial: its params, final study metrics and status, best first."""
+    primary = study.primary
+    keys = results.param_keys()
+    names = [m.name for m in study.metrics]
+
+    def sort_key(trial: TrialRecord) -> float:
+        value = trial.metric(primary.name)
+        if math.isnan(value):
+            return math.inf
+        return value if primary.mode == "min" else -value
+
+    rows = [
+        [t.trial_id, *(t.params.get(k) for k in keys), *(t.metric(n) for n in names), t.status]
+        for t in sorted(results.trials, key=sort_key)
+    ]
+    return Table("Trials", ["trial", *keys, *names, "status"], rows,
+                 note=f"sorted by {primary.name} ({primary.mode})")
+
+
+def markdown_table(table: Table) -> str:
+    lines = [f"### {table.title}", ""]
+    if table.note:
+        lines += [f"_{table.note}_", ""]
+    lines.append("| " + " | ".join(table.columns) + " |")
+    lines.append("|" + "---|" * len(table.columns))
+    for row in table.rows:
+        lines.append("| " + " | ".join(format_value(v) for v in row) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def html_table(table: Table) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
+    body = "".join(
+        "<tr>" + "".join(f"<td>{html.escape(format_value(v))}</td>" for v in row) + "</tr>"
+        for row in table.rows
+    )
+    note = f"<p><em>{html.escape(table.note)}</em></p>" if table.note else ""
+    return f"<h3>{html.escape(table.title)}</h3>{note}<table><tr>{head}</tr>{body}</table>"
+
+
+_CSS = (
+    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
+    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
+    "padding:3px 8px;text-align:right}th{background:#f3f3f3}img{max-width:100%}"
+)
+
+
+def _header(results: RunResults, study: Study, counts: dict[str, int]) -> list[tuple[str, str]]:
+    request = results.request
+    overrides = " ".join(f"{k}={v}" for k, v in (request.get("overrides") or {}).items())
+    return [
+        ("study", f"{study.name}: {study.description}"),
+        ("command", request.get("kind", "")),
+        ("profile", request.get("profile", "")),
+        ("overrides", overrides or "none"),
+        ("space", "none (one run)" if request.get("kind") == "run"
+         else str(request.get("space") or "profile default")),
+        ("search / scheduler", f"{request.get('search')} / {request.get('scheduler')}"),
+        ("trials", ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])),
+    ]
+
+
+def attach_configs(results: RunResults, study: Study) -> None:
+    """Give each trial its full flat config: profile + overrides + the trial's params."""
+    request = results.request
+    base = load_config(study.config_cls, study.name, request.get("profile", "quick"),
+                       request.get("overrides") or {})
+    for trial in results.trials:
+        trial.config = to_flat_dict(apply_overrides(base, trial.params))
+
+
+def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
+    """Build summary.json, report.md, report.html and figures/ for a run folder."""
+    run_dir = Path(run_dir)
+    results = load_results(run_dir)
+    study = get_study(results.request["study"])
+    attach_configs(results, study)
+    figures_dir = run_dir / "figures"
+    figures_dir.mkdir(exist_ok=True)
+    analysis = study.analyze(results, figures_dir) if study.analyze else Analysis()
+    counts = {s: len(results.by_status(s)) for s in STATUSES}
+    previous = run_dir / "summary.json"
+    if wall_time_s is None and previous.exists():
+        wall_time_s = json.loads(previous.read_text()).get("wall_time_s")
+
+    tables = [*analysis.tables, trials_table(results, study)]
+    problems = [t for t in results.trials if t.status in ("diverged", "error")]
+    if problems:
+        tables.append(Table(
+            "Diverged and failed trials", ["trial", "status", "params", "error"],
+            [[t.trial_id, t.status, json.dumps(t.params), t.error or ""] for t in problems],
+        ))
+    summary = {
+        "study": study.name,
+        "request": results.request,
+        "counts": counts,
+        "primary_metric": {"name": study.primary.name, "mode": study.primary.mode},
+        "trials": [
+            {"trial_id": t.trial_id, "params": t.params, "status": t.status, "error": t.error,
+             "metrics": {m.name: t.metric(m.name) for m in study.metrics}}
+            for t in results.trials
+        ],
+        "diverged": [t.trial_id for t in results.by_status("diverged")],
+        "errors": {t.trial_id: t.error for t in results.by_status("error")},
+        "analysis": analysis.summary,
+        "versions": _versions(),
+        "wall_time_s": wall_time_s,
+        "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+    }
+    tmp = run_dir / "summary.json.tmp"
+    tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
+    tmp.replace(run_dir / "summary.json")
+
+    header = _header(results, study, counts)
+    if wall_time_s is not None:
+        header.append(("wall time", f"{wall_time_s:.1f} s"))
+    figures = [(title, path.relative_to(run_dir)) for title, path in analysis.figures]
+    md = [f"# {study.name} report", ""]
+    md += [f"- **{k}**: {v}" for k, v in header] + [""]
+    md += [f"> {note}\n" for note in analysis.notes]
+    md += [f"![{title}]({path})\n" for title, path in figures]
+    md += [markdown_table(t) for t in tables]
+    md.append(f"TensorBoard: `tensorboard --logdir {run_dir}`\n")
+    (run_dir / "report.md").write_text("\n".join(md))
+
+    page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]
+    page += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in header]
+    page.append("</ul>")
+    page += [f"<blockquote>{html.escape(n)}</blockquote>" for n in analysis.notes]
+    page += [f"<figure><img src='{p}' alt='{html.escape(t)}'><figcaption>{html.escape(t)}"
+             "</figcaption></figure>" for t, p in figures]
+    page += [html_table(t) for t in tables]
+    (run_dir / "report.html").write_text(
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{study.name}</title>"
+        f"<style>{_CSS}</style></head><body>{''.join(page)}</body></html>\n"
+    )
+    return run_dir / "report.md"

@@ -1,0 +1,140 @@
+"""Read a run folder back: one record per trial, from Tune's own files on disk.
+
+Works on a copied folder without Ray running: trial status and errors come from
+Tune's ``experiment_state-*.json``, each trial's history from its ``result.json``.
+Status is one of ``finished``, ``diverged``, ``error`` or ``unfinished``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from raystudy.errors import UserError
+
+REQUEST_FILE = "raystudy.json"
+
+
+@dataclass
+class TrialRecord:
+    """One trial: its params (dotted config keys), reports, final metrics and status."""
+
+    trial_id: str
+    params: dict[str, Any]
+    status: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    logdir: Path | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # every dotted key, filled by report
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.history[-1] if self.history else {}
+
+    def metric(self, name: str, default: float = math.nan) -> float:
+        value = self.last.get(name, default)
+        return float(value) if isinstance(value, (int, float)) else default
+
+
+@dataclass
+class RunResults:
+    """All trials of one run folder plus the request that started it."""
+
+    run_dir: Path
+    request: dict[str, Any]
+    trials: list[TrialRecord]
+
+    def __iter__(self) -> Iterator[TrialRecord]:
+        return iter(self.trials)
+
+    def by_status(self, status: str) -> list[TrialRecord]:
+        return [t for t in self.trials if t.status == status]
+
+    def param_keys(self) -> list[str]:
+        keys: dict[str, None] = {}
+        for trial in self.trials:
+            keys.update(dict.fromkeys(trial.params))
+        return list(keys)
+
+
+def _read_history(logdir: Path) -> list[dict[str, Any]]:
+    path = logdir / "result.json"
+    if not path.exists():
+        return []
+    rows = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError:
+            break  # a line cut short by a crash; everything before it is intact
+    return rows
+
+
+def _read_error(logdir: Path, filename: str | None) -> str:
+    for candidate in ([filename] if filename else []) + ["error.txt"]:
+        path = Path(candidate) if Path(candidate).is_absolute() else logdir / candidate
+        if path.exists():
+            lines = [ln for ln in path.read_text().strip().splitlines() if ln.strip()]
+            return lines[-1][:300] if lines else "error"
+    return "error"
+
+
+def _trial_states(run_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    states = sorted(run_dir.glob("experiment_state-*.json"))
+    if not states:
+        return []
+    data = json.loads(states[-1].read_text())
+    out = []
+    for trial_json, runtime_json in data.get("trial_data", []):
+        trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
+        runtime = json.loads(runtime_json) if isinstance(runtime_json, str) else runtime_json
+        out.append((trial, runtime))
+    return out
+
+
+def _status(tune_status: str, history: list[dict[str, Any]], has_error: bool) -> str:
+    if has_error or tune_status == "ERROR":
+        return "error"
+    if history and history[-1].get("diverged"):
+        return "diverged"
+    if tune_status == "TERMINATED":
+        return "finished"
+    return "unfinished"
+
+
+def load_results(run_dir: Path | str) -> RunResults:
+    """Load every trial of a run folder; a folder that is not a run is a UserError."""
+    run_dir = Path(run_dir)
+    request_path = run_dir / REQUEST_FILE
+    if not request_path.exists():
+        raise UserError(f"{run_dir} is not a raystudy run folder (no {REQUEST_FILE})")
+    try:
+        request = json.loads(request_path.read_text())
+    except json.JSONDecodeError:
+        raise UserError(f"{request_path} is corrupt (not JSON)") from None
+    trials = []
+    for trial, runtime in _trial_states(run_dir):
+        logdir = run_dir / trial.get("relative_logdir", "")
+        history = _read_history(logdir)
+        error_file = runtime.get("error_filename")
+        has_error = bool(error_file) or (logdir / "error.txt").exists()
+        if trial.get("status") == "TERMINATED" and history and not history[-1].get("diverged"):
+            has_error = False  # a trial that failed, was retried and then finished
+        trials.append(
+            TrialRecord(
+                trial_id=trial["trial_id"],
+                params=dict(trial.get("config") or {}),
+                status=_status(trial.get("status", ""), history, has_error),
+                history=history,
+                error=_read_error(logdir, error_file) if has_error else None,
+                logdir=logdir,
+            )
+        )
+    return RunResults(run_dir=run_dir, request=request, trials=trials)

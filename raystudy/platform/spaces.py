@@ -1,0 +1,120 @@
+"""Search spaces: YAML files that name config keys and how to sample them.
+
+A space file looks like::
+
+    # raystudy sweep optimizer_robustness --space default
+    params:
+      optimizer.name: {grid: [adamw, muon_adam]}
+      optimizer.lr: {loggrid: [1.0e-4, 1.0, 9]}   # 9 log-spaced points, both ends included
+      train.seed: {grid: [0, 1]}
+      train.steps: 200                             # a plain value fixes the key
+
+Distributions: ``grid`` (every value, crossed with the other grids), ``loggrid`` [lo, hi, n],
+``choice`` (one value per sample), ``uniform`` / ``loguniform`` [lo, hi], ``randint``
+[lo, hi). Every key must be a field of the study's config and every value must pass the
+config's validation, checked before the first trial starts. Optuna samples but cannot
+enumerate, so with ``--search optuna`` grids become choices.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from ray import tune
+
+from raystudy.errors import ConfigError
+from raystudy.platform.config import (
+    apply_overrides,
+    coerce,
+    flat_fields,
+    read_yaml,
+    resolve_yaml,
+    unknown_key_error,
+    validate,
+)
+
+DISTRIBUTIONS = ("grid", "loggrid", "choice", "uniform", "loguniform", "randint")
+
+
+def log_grid(low: float, high: float, n: int) -> list[float]:
+    """``n`` log-spaced points from ``low`` to ``high`` inclusive, to 4 significant digits."""
+    if low <= 0 or high <= low or n < 2:
+        raise ValueError("loggrid needs 0 < lo < hi and n >= 2")
+    step = (math.log10(high) - math.log10(low)) / (n - 1)
+    return [float(f"{10 ** (math.log10(low) + i * step):.4g}") for i in range(n)]
+
+
+def load_space(study_name: str, name_or_path: str) -> dict[str, Any]:
+    """Read a space's ``params`` mapping (and optional ``metric``) from YAML."""
+    data = read_yaml(resolve_yaml(study_name, "spaces", name_or_path))
+    unknown = set(data) - {"params", "description"}
+    if unknown:
+        raise ConfigError(
+            f"space {name_or_path}: unknown section(s) {', '.join(sorted(unknown))}; "
+            "expected 'params' (and optionally 'description')"
+        )
+    params = data.get("params")
+    if not isinstance(params, Mapping) or not params:
+        raise ConfigError(f"space {name_or_path}: 'params' must be a non-empty mapping")
+    return dict(params)
+
+
+def _values(key: str, spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    if len(spec) != 1 or next(iter(spec)) not in DISTRIBUTIONS:
+        raise ConfigError(
+            f"space key {key}: expected one of {', '.join(DISTRIBUTIONS)}, got {dict(spec)}"
+        )
+    kind, args = next(iter(spec.items()))
+    if not isinstance(args, list) or not args:
+        raise ConfigError(f"space key {key}: {kind} needs a non-empty list")
+    if kind == "loggrid":
+        if len(args) != 3:
+            raise ConfigError(f"space key {key}: loggrid needs [lo, hi, n]")
+        try:
+            return "grid", log_grid(float(args[0]), float(args[1]), int(args[2]))
+        except (TypeError, ValueError) as exc:
+            raise ConfigError(f"space key {key}: {exc}") from None
+    if kind in ("uniform", "loguniform", "randint") and len(args) != 2:
+        raise ConfigError(f"space key {key}: {kind} needs [lo, hi]")
+    return kind, args
+
+
+def build_param_space(
+    params: Mapping[str, Any], base_config: Any, search: str = "grid"
+) -> tuple[dict[str, Any], int]:
+    """Turn a space's params into a Tune ``param_space`` of dotted keys.
+
+    Returns the param space and the number of grid combinations (1 without grids).
+    Raises ConfigError for an unknown key or a value the study's config rejects.
+    """
+    fields = flat_fields(type(base_config))
+    space: dict[str, Any] = {}
+    grid_size = 1
+    for key, spec in params.items():
+        if key not in fields:
+            raise unknown_key_error(key, fields)
+        if not isinstance(spec, Mapping):
+            value = coerce(key, spec, fields[key])
+            validate(apply_overrides(base_config, {key: value}))
+            space[key] = value
+            continue
+        kind, args = _values(key, spec)
+        values = [coerce(key, v, fields[key]) for v in args]
+        for value in values:
+            validate(apply_overrides(base_config, {key: value}))
+        if kind == "grid" and search != "optuna":
+            space[key] = tune.grid_search(values)
+            grid_size *= len(values)
+        elif kind in ("grid", "choice"):
+            space[key] = tune.choice(values)
+        elif kind == "uniform":
+            space[key] = tune.uniform(*values)
+        elif kind == "loguniform":
+            if values[0] <= 0:
+                raise ConfigError(f"space key {key}: loguniform needs lo > 0")
+            space[key] = tune.loguniform(*values)
+        else:
+            space[key] = tune.randint(int(values[0]), int(values[1]))
+    return space, grid_size

@@ -1,0 +1,97 @@
+"""Turn a study's train loop into a Ray Tune trainable, with or without Ray Train workers.
+
+Without workers each trial runs the loop in its own Tune actor (actors are reused
+between trials where the study allows it). With ``workers >= 1`` each trial is a
+small driver that launches a ``TorchTrainer`` (DDP over N workers, checkpoints,
+``FailureConfig``) and forwards its reports to Tune with ``TuneReportCallback`` --
+the Train V2 way; ``Tuner(TorchTrainer(...))`` no longer works in Ray 2.60.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.context import TrainContext, TrialContext, TrialDiverged, TuneContext
+from raystudy.platform.study import Study
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Compute settings of one trial, kept apart from the study's config."""
+
+    workers: int = 0
+    cpus_per_worker: float = 1.0
+    gpus_per_worker: float = 0.0
+    worker_max_failures: int = 2
+    device: str = "auto"
+
+    def resources(self) -> dict[str, float]:
+        """Resources Tune reserves for the trial process itself."""
+        if self.workers:
+            # The trial only drives the TorchTrainer; the workers hold the CPUs/GPUs.
+            return {"CPU": 0.001}
+        return {"CPU": self.cpus_per_worker, "GPU": self.gpus_per_worker}
+
+
+def run_loop(study: Study, config: Any, ctx: TrialContext) -> None:
+    """Run the study's loop; a diverged trial ends normally after its last report."""
+    try:
+        study.train_loop(config, ctx)
+    except TrialDiverged:
+        return
+
+
+def _train_worker(loop_config: dict[str, Any], study: Study, device: str) -> None:
+    ctx = TrainContext(study.metrics, device=device)
+    run_loop(study, loop_config["config"], ctx)
+
+
+def make_trainable(
+    study: Study, base_config: Any, compute: Compute, storage_path: str
+) -> Callable[[dict[str, Any]], None]:
+    """A Tune function trainable: trial params are dotted overrides of ``base_config``."""
+
+    def run_trial(params: dict[str, Any]) -> None:
+        config = validate(apply_overrides(base_config, params))
+        if compute.workers == 0:
+            datasets = study.datasets(config) if study.datasets else None
+            ctx = TuneContext(study.metrics, datasets=datasets, device=compute.device)
+            run_loop(study, config, ctx)
+            return
+        _fit_torch_trainer(study, config, compute, storage_path)
+
+    run_trial.__name__ = study.name
+    return run_trial
+
+
+def _fit_torch_trainer(study: Study, config: Any, compute: Compute, storage_path: str) -> None:
+    import ray.train
+    from ray import tune
+    from ray.train.torch import TorchTrainer
+    from ray.tune.integration.ray_train import TuneReportCallback
+
+    worker_resources = {"CPU": compute.cpus_per_worker}
+    if compute.gpus_per_worker:
+        worker_resources["GPU"] = compute.gpus_per_worker
+    trainer = TorchTrainer(
+        functools.partial(_train_worker, study=study, device=compute.device),
+        train_loop_config={"config": config},
+        scaling_config=ray.train.ScalingConfig(
+            num_workers=compute.workers,
+            use_gpu=compute.gpus_per_worker > 0,
+            resources_per_worker=worker_resources,
+        ),
+        run_config=ray.train.RunConfig(
+            # Same (storage_path, name) on a restarted trial => Train resumes its run.
+            name=f"train-{tune.get_context().get_trial_id()}",
+            storage_path=storage_path,
+            failure_config=ray.train.FailureConfig(max_failures=compute.worker_max_failures),
+            callbacks=[TuneReportCallback()],
+        ),
+        datasets=study.datasets(config) if study.datasets else None,
+    )
+    trainer.fit()

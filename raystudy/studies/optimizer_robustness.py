@@ -1,0 +1,277 @@
+"""How robust is each optimizer to its learning rate? (MuonMax / Momo study)
+
+Paper: Crawshaw, Modi, Liu, Gower, "An Exploration of Non-Euclidean Gradient Descent:
+Muon and its Many Variants" (arXiv 2510.09827, ICML 2026). Claim: MuonAdam needs a
+precisely tuned learning rate, while MuonMax-Momo and MuonAdam-Momo stay near the best
+final validation loss across a wide range of learning rates.
+
+Launch::
+
+    raystudy sweep optimizer_robustness --profile quick            # 2 CPUs, minutes
+    raystudy sweep optimizer_robustness --profile paper --workers 8 --gpus-per-worker 1
+
+Each trial trains a small GPT (embeddings, hidden matrices, output head: every parameter
+kind the optimizers split on) for a fixed number of steps and reports the final
+validation loss. ``analyze`` turns the optimizer x learning rate x seed grid into the
+robustness table and the loss-vs-learning-rate figure.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from raystudy.algorithms.models import GPT
+from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
+from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
+from raystudy.platform import curves
+from raystudy.platform.context import TrialContext
+from raystudy.platform.results import RunResults
+from raystudy.platform.study import Analysis, Metric, Study
+
+
+@dataclass
+class ModelConfig:
+    vocab_size: int = 256
+    """Token ids: 256 for the byte-level sources; the tokenizer's size for token files."""
+    d_model: int = 64
+    """Residual width of the GPT."""
+    n_layers: int = 2
+    """Transformer blocks."""
+    n_heads: int = 4
+    """Attention heads."""
+    seq_len: int = 64
+    """Context length in tokens."""
+
+
+@dataclass
+class DataConfig:
+    source: str = "stdlib"
+    """'stdlib' (Python's own sources), a folder of text files, or 'tokens' (see path)."""
+    path: str = ""
+    """With source=tokens: folder (local, NFS or s3://) holding train.npy and val.npy."""
+    max_bytes: int = 1_000_000
+    """Bytes of text read for the in-memory sources."""
+    val_fraction: float = 0.1
+    """Tail of the corpus held out for validation."""
+
+
+@dataclass
+class OptimizerConfig:
+    name: str = "adamw"
+    """One of raystudy.algorithms.optim.OPTIMIZER_NAMES."""
+    lr: float = 1e-3
+    """Learning rate (the swept quantity)."""
+    weight_decay: float = 0.0
+    """Decoupled weight decay."""
+    f_star: float = 0.0
+    """Momo variants: lower bound F* on the loss."""
+
+
+@dataclass
+class TrainConfig:
+    steps: int = 120
+    """Optimizer steps per trial."""
+    batch_size: int = 16
+    """Sequences per step (per worker with --workers)."""
+    eval_every: int = 40
+    """Steps between validation reports."""
+    eval_batches: int = 4
+    """Validation batches per evaluation (a fixed set for every trial)."""
+    seed: int = 0
+    """Seed of model init and data order."""
+    checkpoint_every: int = 0
+    """Evaluations between checkpoints (0: no checkpoints)."""
+    threads: int = 1
+    """torch CPU threads per trial (concurrent trials share the cores)."""
+    precision: str = "auto"
+    """auto (bf16 autocast on CUDA, fp32 on CPU, where bf16 is ~14x slower) | fp32 | bf16."""
+
+
+@dataclass
+class OptimizerRobustnessConfig:
+    model: ModelConfig = field(default_factory=ModelConfig)
+    data: DataConfig = field(default_factory=DataConfig)
+    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def validate(self) -> None:
+        if self.optimizer.name not in OPTIMIZER_NAMES:
+            raise ValueError(f"optimizer.name={self.optimizer.name!r} is not one of "
+                             f"{', '.join(OPTIMIZER_NAMES)}")
+        if not (self.optimizer.lr > 0 and math.isfinite(self.optimizer.lr)):
+            raise ValueError(f"optimizer.lr={self.optimizer.lr} must be a positive number")
+        if self.optimizer.weight_decay < 0:
+            raise ValueError("optimizer.weight_decay must be >= 0")
+        if self.model.d_model % self.model.n_heads:
+            raise ValueError("model.d_model must be divisible by model.n_heads")
+        if min(self.train.steps, self.train.batch_size, self.train.eval_every,
+               self.train.eval_batches, self.model.seq_len, self.train.threads) < 1:
+            raise ValueError("train.steps/batch_size/eval_every/eval_batches/threads and "
+                             "model.seq_len must be >= 1")
+        if self.data.source == "tokens" and not self.data.path:
+            raise ValueError("data.source=tokens needs data.path (folder with train.npy)")
+        if self.train.precision not in ("auto", "fp32", "bf16"):
+            raise ValueError("train.precision must be auto, fp32 or bf16")
+        if self.model.vocab_size < 2:
+            raise ValueError("model.vocab_size must be >= 2")
+        if not 0 < self.data.val_fraction < 1:
+            raise ValueError("data.val_fraction must be in (0, 1)")
+
+
+# ----------------------------------------------------------------------------- data
+@functools.lru_cache(maxsize=2)
+def _corpus(source: str, max_bytes: int, val_fraction: float) -> tuple[np.ndarray, np.ndarray]:
+    return train_val_split(text_bytes(source, max_bytes), val_fraction)
+
+
+def token_datasets(config: OptimizerRobustnessConfig) -> dict[str, Any]:
+    """Ray Datasets of token rows (source=tokens); the in-memory sources need none."""
+    if config.data.source != "tokens":
+        return {}
+    import ray.data
+
+    root = config.data.path.rstrip("/")
+    return {split: ray.data.read_numpy(f"{root}/{split}.npy") for split in ("train", "val")}
+
+
+class Batches:
+    """Training and fixed validation batches from whichever source the config names."""
+
+    def __init__(self, config: OptimizerRobustnessConfig, ctx: TrialContext) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.generator = torch.Generator().manual_seed(config.train.seed * 1000 + ctx.rank)
+        if config.data.source == "tokens":
+            self._train_iter = self._token_batches("train", repeat=True)
+            return
+        self.train, self.val = _corpus(config.data.source, config.data.max_bytes,
+                                       config.data.val_fraction)
+
+    def _token_batches(self, split: str, repeat: bool):
+        seq_len = self.config.model.seq_len
+        while True:
+            for batch in self.ctx.dataset(split).iter_torch_batches(
+                batch_size=self.config.train.batch_size, drop_last=True
+            ):
+                rows = batch["data"][:, : seq_len + 1].long()
+                yield rows[:, :-1], rows[:, 1:]
+            if not repeat:
+                return
+
+    def next_train(self) -> tuple[torch.Tensor, torch.Tensor]:
+        if self.config.data.source == "tokens":
+            return next(self._train_iter)
+        return random_windows(self.train, self.config.train.batch_size,
+                              self.config.model.seq_len, self.generator)
+
+    def validation(self):
+        n = self.config.train.eval_batches
+        if self.config.data.source == "tokens":
+            yield from itertools.islice(self._token_batches("val", repeat=False), n)
+            return
+        fixed = torch.Generator().manual_seed(12345)  # the same windows for every trial
+        for _ in range(n):
+            yield random_windows(self.val, self.config.train.batch_size,
+                                 self.config.model.seq_len, fixed)
+
+
+# ----------------------------------------------------------------------------- loop
+def autocast(config: OptimizerRobustnessConfig, device: torch.device):
+    """bf16 autocast where asked (auto: on CUDA only); a no-op context otherwise."""
+    use_bf16 = config.train.precision == "bf16" or (
+        config.train.precision == "auto" and device.type == "cuda")
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=use_bf16)
+
+
+def lm_loss(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """Next-token cross-entropy through ``model`` (plain or DDP-wrapped GPT)."""
+    logits = model(x)
+    return torch.nn.functional.cross_entropy(logits.flatten(0, 1).float(), y.flatten())
+
+
+@torch.no_grad()
+def evaluate(model: torch.nn.Module, batches: Batches, config, device: torch.device) -> float:
+    model.eval()
+    with autocast(config, device):
+        losses = [lm_loss(model, x.to(device), y.to(device)).item()
+                  for x, y in batches.validation()]
+    model.train()
+    return float(np.mean(losses)) if losses else math.nan
+
+
+def train_loop(config: OptimizerRobustnessConfig, ctx: TrialContext) -> None:
+    torch.set_num_threads(config.train.threads)
+    torch.manual_seed(config.train.seed)  # same init on every rank
+    device = ctx.device
+    m = config.model
+    net = GPT(m.vocab_size, m.seq_len, m.d_model, m.n_layers, m.n_heads)
+    model = ctx.prepare_model(net)
+    net = getattr(model, "module", model)
+    momo_options = {"f_star": config.optimizer.f_star} if "momo" in config.optimizer.name else {}
+    opt = make_optimizer(config.optimizer.name, net, lr=config.optimizer.lr,
+                         weight_decay=config.optimizer.weight_decay, **momo_options)
+    batches = Batches(config, ctx)
+
+    start, evals = 0, 0
+    state = ctx.load_checkpoint()
+    if state is not None:
+        net.load_state_dict(state["model"])
+        opt.load_state_dict(state["optimizer"])
+        batches.generator.set_state(state["data_rng"])
+        start, evals = state["step"], state["evals"]
+
+    for step in range(start, config.train.steps):
+        x, y = batches.next_train()
+        with autocast(config, device):
+            loss = lm_loss(model, x.to(device), y.to(device))
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        train_loss = ctx.all_reduce_mean(loss.item())
+        if not math.isfinite(train_loss):
+            ctx.report({"train/loss": train_loss, "eval/loss": math.nan, "train/step": step})
+        optimizer_step(opt, train_loss)
+
+        if (step + 1) % config.train.eval_every and step + 1 != config.train.steps:
+            continue
+        evals += 1
+        val_loss = ctx.all_reduce_mean(evaluate(model, batches, config, device))
+        checkpoint = None
+        every = config.train.checkpoint_every
+        if every and evals % every == 0:
+            checkpoint = {"model": net.state_dict(), "optimizer": opt.state_dict(),
+                          "data_rng": batches.generator.get_state(), "step": step + 1,
+                          "evals": evals}
+        ctx.report({"eval/loss": val_loss, "train/loss": train_loss, "train/step": step + 1,
+                    "train/tokens": (step + 1) * config.train.batch_size
+                    * config.model.seq_len * ctx.world_size}, checkpoint=checkpoint)
+
+
+# ----------------------------------------------------------------------------- report
+def analyze(results: RunResults, figures_dir: Path) -> Analysis:
+    """Robustness table and loss-vs-learning-rate figure over optimizer x lr x seed."""
+    points = curves.collect(results, group="optimizer.name", x="optimizer.lr",
+                                metric="eval/loss")
+    return curves.analyze_curves(points, figures_dir, metric="eval/loss",
+                                     group_label="optimizer", x_label="learning rate")
+
+
+STUDY = Study(
+    name="optimizer_robustness",
+    description="Learning-rate robustness of MuonMax/Momo vs AdamW, MuonAdam (Crawshaw et al.)",
+    config_cls=OptimizerRobustnessConfig,
+    train_loop=train_loop,
+    metrics=(
+        Metric("eval/loss", "min", "final validation cross-entropy (nats/byte)"),
+        Metric("train/loss", "min", "training loss of the last step"),
+    ),
+    analyze=analyze,
+    datasets=token_datasets,
+)
