@@ -1,0 +1,55 @@
+"""Block sampling with batched fetching for on-disk single-cell data (scDataset).
+
+Paper: D'Ascenzo & Cultrera di Montesano, "scDataset: Scalable Data Loading for
+Deep Learning on Large-Scale Single-Cell Omics", arXiv 2506.01883.
+
+    strategies.py  Streaming, BlockShuffling, BlockWeightedSampling, ClassBalancedSampling
+    plan.py        plan_fetches: an epoch cut into sorted fetches and minibatches
+    diversity.py   minibatch label entropy and its expectation under true random sampling
+    runs.py        coalescing a sorted row set into slice reads
+    readers.py     Rows, RowReader, HDF5ArrayReader, MemmapReader
+    h5ad.py        H5ADReader, H5ADCollection (AnnData files read through h5py)
+    synthetic.py   make_anndata_collection: a Tahoe-like collection, one file per plate
+
+Plain NumPy/SciPy/h5py: nothing here imports Ray.
+"""
+
+from raystudy.algorithms.sampling.diversity import (
+    entropy_bits,
+    expected_random_entropy,
+    minibatch_entropies,
+    monte_carlo_random_entropy,
+)
+from raystudy.algorithms.sampling.h5ad import H5ADCollection, H5ADReader
+from raystudy.algorithms.sampling.plan import Fetch, epoch_seed, plan_fetches
+from raystudy.algorithms.sampling.readers import HDF5ArrayReader, MemmapReader, RowReader, Rows
+from raystudy.algorithms.sampling.strategies import (
+    BlockShuffling,
+    BlockWeightedSampling,
+    ClassBalancedSampling,
+    SamplingStrategy,
+    Streaming,
+)
+from raystudy.algorithms.sampling.synthetic import make_anndata_collection
+
+__all__ = [
+    "BlockShuffling",
+    "BlockWeightedSampling",
+    "ClassBalancedSampling",
+    "Fetch",
+    "H5ADCollection",
+    "H5ADReader",
+    "HDF5ArrayReader",
+    "MemmapReader",
+    "RowReader",
+    "Rows",
+    "SamplingStrategy",
+    "Streaming",
+    "entropy_bits",
+    "epoch_seed",
+    "expected_random_entropy",
+    "make_anndata_collection",
+    "minibatch_entropies",
+    "monte_carlo_random_entropy",
+    "plan_fetches",
+]
