@@ -52,8 +52,11 @@ def test_six_polar_express_steps_on_well_conditioned_input(shape, dtype):
     torch.testing.assert_close(P, exact_polar(G), atol=2e-2, rtol=0)
 
 
+BANDS = [("jordan", (0.6, 1.25)), ("polar_express", (0.8, 1.2))]
+
+
 @pytest.mark.parametrize("shape", SHAPES)
-@pytest.mark.parametrize(("method", "band"), [("jordan", (0.6, 1.25)), ("polar_express", (0.8, 1.2))])
+@pytest.mark.parametrize(("method", "band"), BANDS)
 def test_five_steps_keep_singular_vectors_and_bound_singular_values(shape, method, band):
     G = well_conditioned(*shape, torch.float64)
     P = polar_factor(G, method, steps=5, dtype=torch.float64)

@@ -1,0 +1,51 @@
+"""MuonMax and MuonMax-Momo against the closed form computed by hand on a 2-layer net."""
+
+import pytest
+import torch
+from optim_helpers import LR, WD, hand_steps, loss_and_grads, run, two_layer_net
+
+from raystudy.algorithms.optim import MuonMax, MuonMaxMomo, matrix_param_groups
+
+
+@pytest.fixture
+def net():
+    return two_layer_net()
+
+
+@pytest.mark.parametrize("stale", [True, False])
+def test_muonmax_matches_closed_form(net, stale):
+    expected = hand_steps(net, steps=3, hybrid_norm=True, stale=stale)
+    got = run(net, MuonMax, steps=3, stale_nuclear_norm=stale)
+    for a, b in zip(got, expected, strict=True):
+        torch.testing.assert_close(a.detach(), b, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize(("stale", "f_star"), [(True, 0.0), (False, 0.3)])
+def test_muonmax_momo_matches_closed_form(net, stale, f_star):
+    expected = hand_steps(net, steps=3, hybrid_norm=True, stale=stale, momo=True, f_star=f_star)
+    got = run(net, MuonMaxMomo, steps=3, stale_nuclear_norm=stale, f_star=f_star)
+    for a, b in zip(got, expected, strict=True):
+        torch.testing.assert_close(a.detach(), b, atol=1e-10, rtol=1e-10)
+
+
+@pytest.mark.parametrize("positive_part", [True, False])
+def test_positive_part_when_model_below_f_star(net, positive_part):
+    w0 = [p.detach().clone() for p in net.parameters()]
+    expected = hand_steps(
+        net, 1, hybrid_norm=True, stale=True, momo=True, f_star=50.0, positive_part=positive_part
+    )
+    opt_params = run(net, MuonMaxMomo, 1, f_star=50.0, positive_part=positive_part)
+    for a, b in zip(opt_params, expected, strict=True):
+        torch.testing.assert_close(a.detach(), b, atol=1e-10, rtol=1e-10)
+    if positive_part:
+        for a, b in zip(opt_params, w0, strict=True):
+            torch.testing.assert_close(a.detach(), (1 - LR * WD) * b)
+
+
+def test_momo_needs_loss(net):
+    loss_and_grads(net, 0)
+    opt = MuonMaxMomo(matrix_param_groups(net))
+    with pytest.raises(ValueError, match="needs the loss"):
+        opt.step()
+    opt.step(closure=lambda: loss_and_grads(net, 0))
+    assert opt.state["momo"]["t"] > 0
