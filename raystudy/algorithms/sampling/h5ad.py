@@ -35,6 +35,7 @@ from raystudy.algorithms.sampling.readers import (
     RowReader,
     check_rows,
     read_dense_rows,
+    read_slice,
 )
 from raystudy.algorithms.sampling.runs import concat_ranges, read_spans
 from raystudy.errors import DataError
@@ -137,6 +138,11 @@ class H5ADReader(RowReader):
             raise DataError(f"{self.path}: missing 'var/{index}'")
         return _strings(f["var"][index][()])
 
+    def _dataset_handle(self, key: str) -> h5py.Dataset:
+        if key not in self._handles:
+            self._handles[key] = self._h5()[key]
+        return self._handles[key]
+
     def _read_x(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
         try:
             if self.sparse:
@@ -146,12 +152,12 @@ class H5ADReader(RowReader):
             raise DataError(f"{self.path}: cannot read 'X' (truncated or corrupt?): {err}") from err
 
     def _read_dense(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
-        ds = self._h5()["X"]
+        ds = self._dataset_handle("X")
         x, n_reads = read_dense_rows(
             rows,
             self.n_cols,
             self.dtype,
-            lambda a, b, out: ds.read_direct(out, np.s_[a:b]),
+            lambda a, b, out: read_slice(ds, a, b, out),
             coalesce,
             self.max_gap_bytes,
         )
@@ -160,19 +166,19 @@ class H5ADReader(RowReader):
 
     def _read_csr(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
         ip = self.indptr
-        value_bytes = self.dtype.itemsize + self._h5()["X/indices"].dtype.itemsize
+        x_data, x_indices = self._dataset_handle("X/data"), self._dataset_handle("X/indices")
+        value_bytes = self.dtype.itemsize + x_indices.dtype.itemsize
         starts, stops = read_spans(
             rows, coalesce, lambda a, b: ip[a[1:]] - ip[b[:-1]], self.max_gap_bytes / value_bytes
         )
         lo, hi = ip[starts], ip[stops]
         data = np.empty(int((hi - lo).sum()), dtype=self.dtype)
-        indices = np.empty(len(data), dtype=self._h5()["X/indices"].dtype)
-        x = self._h5()["X"]
+        indices = np.empty(len(data), dtype=x_indices.dtype)
         at = 0
         for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
             if b > a:
-                x["data"].read_direct(data, np.s_[a:b], np.s_[at : at + b - a])
-                x["indices"].read_direct(indices, np.s_[a:b], np.s_[at : at + b - a])
+                read_slice(x_data, a, b, data[at : at + b - a])
+                read_slice(x_indices, a, b, indices[at : at + b - a])
                 self.n_reads += 2
             at += b - a
         lengths = ip[rows + 1] - ip[rows]
