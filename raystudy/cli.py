@@ -74,7 +74,58 @@ def build_parser() -> argparse.ArgumentParser:
                         help="'stdlib' (Python's own sources) or a folder of text files")
     tokens.add_argument("--seq-len", type=int, default=128)
     tokens.add_argument("--max-bytes", type=int, default=20_000_000)
+    _add_jobs_commands(sub)
     return parser
+
+
+def _add_jobs_commands(sub: argparse._SubParsersAction) -> None:
+    address = {"default": None, "help": "dashboard URL of the cluster, e.g. http://head:8265 "
+               "(default: RAY_API_SERVER_ADDRESS, RAY_ADDRESS, else http://127.0.0.1:8265)"}
+    submit = sub.add_parser("submit", help="run a command on a Ray cluster as a Ray Job",
+                            usage="raystudy submit [options] -- raystudy sweep STUDY ...")
+    submit.add_argument("--address", **address)
+    submit.add_argument("--working-dir", default=".",
+                        help="folder shipped to the cluster (without runs/, data/, .venv/, .git)")
+    submit.add_argument("--pip", nargs="+", action="extend", default=[], metavar="PKG",
+                        help="extra pip packages installed for the job")
+    submit.add_argument("--env", action="append", default=[], metavar="KEY=VALUE",
+                        help="environment variable of the job")
+    submit.add_argument("--job-id", default=None, help="submission id (default: generated)")
+    submit.add_argument("entrypoint", nargs=argparse.REMAINDER,
+                        help="-- then the command, e.g. -- raystudy sweep optimizer_robustness")
+    jobs = sub.add_parser("jobs", help="list, inspect, follow or stop Ray Jobs")
+    jobs_sub = jobs.add_subparsers(dest="jobs_command", required=True)
+    listing = jobs_sub.add_parser("list", help="every job of the cluster")
+    listing.add_argument("--address", **address)
+    for name, text in (("status", "status of a job"), ("logs", "a job's output"),
+                       ("stop", "stop a running job"), ("wait", "block until a job ends")):
+        cmd = jobs_sub.add_parser(name, help=text)
+        cmd.add_argument("job_id")
+        cmd.add_argument("--address", **address)
+        if name == "logs":
+            cmd.add_argument("--follow", action="store_true", help="stream until the job ends")
+
+
+def _jobs(args: argparse.Namespace) -> int:
+    from raystudy.platform import jobs
+
+    if args.command == "submit":
+        jobs.submit(args.entrypoint, args.address, args.working_dir, args.pip, args.env,
+                    args.job_id)
+        return 0
+    if args.jobs_command == "list":
+        jobs.list_jobs(args.address)
+    elif args.jobs_command == "status":
+        jobs.status(args.job_id, args.address)
+    elif args.jobs_command == "logs":
+        jobs.logs(args.job_id, args.address, args.follow)
+    elif args.jobs_command == "stop":
+        jobs.stop(args.job_id, args.address)
+    elif args.jobs_command == "wait":
+        final = jobs.wait(args.job_id, args.address)
+        print(f"{args.job_id}: {final}")
+        return 0 if final == "SUCCEEDED" else 1
+    return 0
 
 
 def _request(args: argparse.Namespace, kind: str):
@@ -121,6 +172,8 @@ def dispatch(args: argparse.Namespace) -> int:
         out = make_token_dataset(args.out_dir, args.source, args.seq_len, args.max_bytes)
         print(f"raystudy: wrote {out}")
         return 0
+    if args.command in ("submit", "jobs"):
+        return _jobs(args)
     raise UserError(f"unknown command {args.command}")
 
 
