@@ -13,6 +13,7 @@ set to 1, and ``TrialDiverged`` ends the loop so the sweep can go on.
 
 from __future__ import annotations
 
+import copy
 import math
 import os
 import tempfile
@@ -117,8 +118,8 @@ class LocalContext(TrialContext):
 
     def _send(self, metrics: dict[str, Any], checkpoint: Mapping[str, Any] | None) -> None:
         self.reports.append(metrics)
-        if checkpoint is not None:
-            self.last_checkpoint = dict(checkpoint)
+        if checkpoint is not None:  # a snapshot, as torch.save makes under Ray
+            self.last_checkpoint = copy.deepcopy(dict(checkpoint))
 
 
 def _save_state(state: Mapping[str, Any], folder: str) -> None:

@@ -86,34 +86,46 @@ def robustness_table(curves: Curves, tolerance: float = 0.10) -> tuple[Table, di
 
 
 def plot_curves(curves: Curves, path: Path, x_label: str, y_label: str,
-                threshold: float | None = None) -> Path:
-    """Mean over seeds with a +-std band, log x; diverged points drawn as crosses on top."""
+                threshold: float | None = None, clip: float = 1.6) -> Path:
+    """Mean over seeds with a +-std band, log x.
+
+    The y axis stops at ``clip`` times the best mean, as in the paper's figures: points
+    above it are drawn on the top edge as triangles, diverged points as crosses.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7, 4.5))
-    finite_all = [s for pts in curves.values() for v in pts.values() for s in v
-                  if math.isfinite(s)]
-    top = max(finite_all) * 1.05 if finite_all else 1.0
+    means = [point_stats(v)[0] for pts in curves.values() for v in pts.values()]
+    finite = [m for m in means if math.isfinite(m)]
+    bottom = min(finite) if finite else 0.0
+    top = min(max(finite), bottom * clip) if finite else 1.0
+    span = max(top - bottom, 1e-9)
+    edge = top + 0.04 * span
     for group, points in sorted(curves.items()):
         xs = np.array(list(points))
         stats = np.array([point_stats(v) for v in points.values()])
-        ok = np.isfinite(stats[:, 0])
-        (line,) = ax.plot(xs[ok], stats[ok, 0], marker="o", label=group)
-        std = np.nan_to_num(stats[ok, 1])
-        ax.fill_between(xs[ok], stats[ok, 0] - std, stats[ok, 0] + std,
-                        color=line.get_color(), alpha=0.2)
-        if (~ok).any():
-            ax.scatter(xs[~ok], np.full((~ok).sum(), top), marker="x", color=line.get_color())
+        mean, std = stats[:, 0], np.nan_to_num(stats[:, 1])
+        ok = np.isfinite(mean)
+        shown = np.where(ok, np.minimum(mean, edge), np.nan)
+        (line,) = ax.plot(xs, shown, marker="o", label=group)
+        color = line.get_color()
+        ax.fill_between(xs[ok], np.minimum(mean - std, edge)[ok],
+                        np.minimum(mean + std, edge)[ok], color=color, alpha=0.2)
+        above = ok & (mean > edge)
+        ax.scatter(xs[above], np.full(above.sum(), edge), marker="^", color=color)
+        ax.scatter(xs[~ok], np.full((~ok).sum(), edge), marker="x", color=color)
     if threshold is not None and math.isfinite(threshold):
         ax.axhline(threshold, color="gray", linestyle="--", linewidth=1,
                    label="within 10% of best")
+    ax.set_ylim(bottom - 0.05 * span, edge + 0.04 * span)
     ax.set_xscale("log")
     ax.set_xlabel(x_label)
     ax.set_ylabel(y_label)
-    ax.set_title(f"{y_label} vs {x_label} (x: diverged)")
+    ax.set_title(f"{y_label} vs {x_label} (band: std over seeds; ^ off scale, x diverged)",
+                 fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
     fig.tight_layout()

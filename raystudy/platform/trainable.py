@@ -33,7 +33,9 @@ class Compute:
         """Resources Tune reserves for the trial process itself."""
         if self.workers:
             # The trial only drives the TorchTrainer; the workers hold the CPUs/GPUs.
-            return {"CPU": 0.001}
+            # Tune refuses an all-zero request, and any CPU fraction would keep N
+            # one-CPU workers off an N-CPU machine: ask for one byte of memory instead.
+            return {"CPU": 0, "memory": 1}
         return {"CPU": self.cpus_per_worker, "GPU": self.gpus_per_worker}
 
 

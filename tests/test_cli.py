@@ -1,0 +1,51 @@
+"""CLI contract: list, and user errors as one line with exit code 2 (no Ray started)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from raystudy.cli import main
+
+
+def test_list_shows_every_study(capsys):
+    assert main(["list"]) == 0
+    assert "optimizer_robustness" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "nosuchstudy"], "unknown study 'nosuchstudy'; available studies:"),
+        (["run", "optimizer_robustness", "--set", "optimizer.lrate=1"],
+         "unknown config key 'optimizer.lrate'"),
+        (["run", "optimizer_robustness", "--set", "optimizer.lr=-1"],
+         "optimizer.lr=-1.0 must be a positive number"),
+        (["run", "optimizer_robustness", "--set", "optimizer.lr=abc"], "is not a number"),
+        (["run", "optimizer_robustness", "--profile", "huge"], "unknown profile 'huge'"),
+        (["sweep", "optimizer_robustness", "--space", "nope"], "unknown space 'nope'"),
+        (["sweep", "optimizer_robustness", "--search", "bayes"], "unknown --search 'bayes'"),
+        (["sweep", "optimizer_robustness", "--resume", "--storage", "/nonexistent-rs"],
+         "no unfinished optimizer_robustness run"),
+        (["report", "/nonexistent-run"], "is not a raystudy run folder"),
+        (["data", "make-tokens", "/tmp/x", "--source", "/nonexistent-text"],
+         "text source folder not found"),
+    ],
+)
+def test_user_errors_are_one_line_exit_2(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+
+
+def test_console_script_exit_code_in_a_subprocess():
+    proc = subprocess.run([sys.executable, "-m", "raystudy", "run", "nosuchstudy"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip().splitlines() == [
+        "raystudy: error: unknown study 'nosuchstudy'; available studies: "
+        + proc.stderr.split("available studies: ")[1].strip()
+    ]
