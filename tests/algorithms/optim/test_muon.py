@@ -48,10 +48,12 @@ def test_conv_kernel_flattened_and_scaled_by_flattened_shape():
     w0 = kernel.detach().clone()
     g = torch.randn(8, 3, 3, 3)
     kernel.grad = g.clone()
-    opt = Muon([kernel], lr=0.1, weight_decay=0.0, adjust_lr_fn="match_rms_adamw")
+    opt = Muon([kernel], lr=0.1, weight_decay=0.0, adjust_lr_fn="match_rms_adamw",
+               ns_dtype=torch.float32)
     opt.step()
     scale = 0.2 * math.sqrt(27)
-    expected = w0 - 0.1 * scale * polar_factor(g.reshape(8, 27), "jordan").reshape_as(g)
+    polar = polar_factor(g.reshape(8, 27), "jordan", dtype=torch.float32)
+    expected = w0 - 0.1 * scale * polar.reshape_as(g)
     torch.testing.assert_close(kernel.detach(), expected, atol=1e-5, rtol=1e-5)
     assert adjusted_lr(1.0, None, 8, 27) == 1.0
     assert adjusted_lr(1.0, "original", 27, 8) == pytest.approx(math.sqrt(27 / 8))
