@@ -46,6 +46,7 @@ class Request:
     storage: str = "runs"
     name: str | None = None
     trial_max_failures: int = 0
+    mlflow: bool = False  # log every trial to MLflow at file:<run_dir>/mlruns
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -119,6 +120,20 @@ def _param_space(request: Request, study: Study, config: Any, sweep_defaults: di
     return build_param_space(load_space(study.name, space_name), config, request.search)
 
 
+def _tracking_callbacks(request: Request, run_dir: Path) -> list[Any]:
+    """Optional experiment tracking: MLflow into a local file store inside the run folder."""
+    if not request.mlflow:
+        return []
+    try:
+        import mlflow  # noqa: F401
+        from ray.air.integrations.mlflow import MLflowLoggerCallback
+    except ImportError:
+        raise UserError("--mlflow needs mlflow: pip install 'raystudy[tracking]' "
+                        "(or mlflow-skinny)") from None
+    uri = f"file:{run_dir / 'mlruns'}" if is_local(request.storage) else None
+    return [MLflowLoggerCallback(tracking_uri=uri, experiment_name=request.name)]
+
+
 def _new_run_name(request: Request) -> str:
     return f"{request.study}-{request.kind}-{time.strftime('%Y%m%d-%H%M%S')}"
 
@@ -132,9 +147,18 @@ def find_resumable(storage: str, study: str) -> Path | None:
             saved = json.loads(request_file.read_text())
         except (OSError, json.JSONDecodeError):
             continue
-        if saved.get("study") == study and not (request_file.parent / "summary.json").exists():
+        if saved.get("study") == study and _unfinished(request_file.parent):
             candidates.append(request_file.parent)
     return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
+
+
+def _unfinished(run_dir: Path) -> bool:
+    """No summary yet (killed), or a summary that counts unfinished trials (interrupted)."""
+    try:
+        counts = json.loads((run_dir / "summary.json").read_text())["counts"]
+    except (OSError, json.JSONDecodeError, KeyError):
+        return True
+    return counts.get("unfinished", 0) > 0
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
@@ -175,6 +199,9 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
     with ray_session(address) as where:
         print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} trial(s)) "
               f"on {where}; results in {run_dir}", flush=True)
+        if resume and not tune.Tuner.can_restore(str(run_dir)):
+            print("raystudy: no Tune state saved yet in that folder; starting it afresh")
+            resume = False
         if resume:
             tuner = tune.Tuner.restore(
                 str(run_dir), trainable=trainable, resume_unfinished=True, resume_errored=False
@@ -199,6 +226,7 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
                         max_failures=request.trial_max_failures, fail_fast=False
                     ),
                     checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
+                    callbacks=_tracking_callbacks(request, run_dir),
                 ),
             )
         tuner.fit()
@@ -210,6 +238,9 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
 
     report_path = write_report(run_dir, wall_time_s=elapsed)
     print(f"raystudy: report written to {report_path}", flush=True)
+    if _unfinished(run_dir):
+        print(f"raystudy: some trials did not finish; continue with `raystudy {request.kind} "
+              f"{study.name} --resume --name {request.name} --storage {request.storage}`")
     return run_dir
 
 
