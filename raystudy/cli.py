@@ -76,6 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.add_argument("--max-bytes", type=int, default=20_000_000)
     _add_jobs_commands(sub)
     return parser
+    cells = data_sub.add_parser(
+        "make-anndata", help="write a synthetic Tahoe-like collection, one .h5ad per plate"
+    )
+    cells.add_argument("out_dir")
+    cells.add_argument("--cells", type=int, required=True, help="total cells")
+    cells.add_argument("--genes", type=int, required=True, help="genes per cell")
+    cells.add_argument("--plates", type=int, default=8, help="plate files (default 8)")
+    cells.add_argument("--density", type=float, default=0.1,
+                       help="fraction of non-zero counts (default 0.1)")
+    cells.add_argument("--seed", type=int, default=0)
 
 
 def _add_jobs_commands(sub: argparse._SubParsersAction) -> None:
@@ -175,6 +185,13 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command in ("submit", "jobs"):
         return _jobs(args)
     raise UserError(f"unknown command {args.command}")
+    if args.command == "data" and args.data_command == "make-anndata":
+        from raystudy.platform.datasets import make_anndata
+
+        files = make_anndata(args.out_dir, args.cells, args.genes, args.plates, args.density,
+                             args.seed)
+        print(f"raystudy: wrote {len(files)} files to {args.out_dir}")
+        return 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

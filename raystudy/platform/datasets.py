@@ -18,3 +18,12 @@ def make_token_dataset(out_dir: str, source: str, seq_len: int, max_bytes: int) 
         return write_token_files(out_dir, tokens, seq_len)
     except (FileNotFoundError, ValueError) as exc:
         raise DataError(str(exc)) from None
+
+
+def make_anndata(out_dir: str, cells: int, genes: int, plates: int, density: float,
+                 seed: int = 0) -> list[Path]:
+    """A synthetic Tahoe-like collection, one .h5ad per plate (see algorithms.sampling)."""
+    from raystudy.algorithms.sampling import make_anndata_collection
+
+    return make_anndata_collection(out_dir, cells, genes, plates, density, seed=seed,
+                                   progress=True)

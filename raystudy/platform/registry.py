@@ -22,6 +22,11 @@ STUDIES: tuple[StudyEntry, ...] = (
         "raystudy.studies.optimizer_robustness",
         "Learning-rate robustness of MuonMax/Momo vs AdamW, MuonAdam (Crawshaw et al., ICML 2026)",
     ),
+    StudyEntry(
+        "cell_classifier",
+        "raystudy.studies.cell_classifier",
+        "Block sampling vs random vs streaming for a cell-line classifier (scDataset, ICML 2026)",
+    ),
 )
 
 

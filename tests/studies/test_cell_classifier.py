@@ -1,0 +1,70 @@
+"""cell_classifier: config checks without Ray, and the quick sweep through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from raystudy.cli import main
+from raystudy.errors import ConfigError, DataError
+from raystudy.platform.config import apply_overrides, validate
+from raystudy.studies.cell_classifier import CellClassifierConfig, data_files, parse_loader
+
+TINY = ["data.cells=1600", "data.genes=24", "data.plates=2", "data.cell_lines=4",
+        "data.val_cells=200", "model.hidden=16", "train.eval_every=20"]
+
+
+def test_parse_loader():
+    assert parse_loader("random") == ("random", 1, 1)
+    assert parse_loader("streaming/16") == ("streaming", 0, 16)
+    assert parse_loader("block/16/256") == ("block", 16, 256)
+    for bad in ("block/16", "block/0/4", "stream/4", "block/a/4"):
+        with pytest.raises(ValueError, match="random, streaming/F or block/B/F"):
+            parse_loader(bad)
+
+
+def test_missing_data_is_one_clear_error(tmp_path):
+    with pytest.raises(ConfigError, match="no such file or folder /nowhere"):
+        validate(apply_overrides(CellClassifierConfig(), {"data.path": "/nowhere"}))
+    with pytest.raises(DataError, match="no .h5ad files"):
+        data_files(apply_overrides(CellClassifierConfig(), {"data.path": str(tmp_path)}).data)
+
+
+def test_run_with_missing_data_exits_2(capsys):
+    assert main(["run", "cell_classifier", "--set", "data.path=/nowhere/plates"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "data.path" in err[0]
+
+
+def test_make_anndata_cli(tmp_path, capsys):
+    assert main(["data", "make-anndata", str(tmp_path / "bad"), "--cells", "0",
+                 "--genes", "5"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("raystudy: error: make-anndata needs")
+    assert main(["data", "make-anndata", str(tmp_path / "ok"), "--cells", "300", "--genes",
+                 "8", "--plates", "3", "--density", "0.2", "--seed", "1"]) == 0
+    assert sorted(p.name for p in (tmp_path / "ok").iterdir()) == [
+        "plate00.h5ad", "plate01.h5ad", "plate02.h5ad"]
+
+
+def test_quick_sweep_reports_each_loader(ray_session, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text("params:\n  sampling.loader: {grid: [random, streaming/4, block/4/4]}\n")
+    sets = [x for kv in [*TINY, f"data.cache_dir={tmp_path / 'cache'}"] for x in ("--set", kv)]
+    assert main(["sweep", "cell_classifier", "--profile", "quick", "--space", str(space),
+                 "--storage", str(tmp_path / "runs"), "--name", "smoke", *sets]) == 0
+    run = tmp_path / "runs" / "smoke"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["counts"]["finished"] == 3
+    loaders = summary["analysis"]["loaders"]
+    assert set(loaders) == {"random", "streaming/4", "block/4/4"}
+    for values in loaders.values():
+        assert values["train/cells_per_s"] > 0 and values["data/cells_per_s"] > 0
+        assert 0 <= values["eval/accuracy"] <= 1
+    assert loaders["streaming/4"]["train/plate_entropy"] < 0.1
+    assert loaders["block/4/4"]["train/plate_entropy"] > 0.5
+    report = (run / "report.md").read_text()
+    for text in ("### Loaders", "plate entropy", "loader cells/s", "accuracy", "loaders.png"):
+        assert text in report
+    assert (run / "figures" / "loaders.png").stat().st_size > 0
