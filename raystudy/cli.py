@@ -31,6 +31,8 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
                         help="quick (minutes on 2 CPUs) | paper | a YAML file")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE", help="override a config field, e.g. optimizer.lr=0.01")
+    parser.add_argument("--mlflow", action="store_true",
+                        help="also log trials to MLflow (file:<run folder>/mlruns; needs mlflow)")
     _add_compute(parser)
 
 
@@ -74,8 +76,6 @@ def build_parser() -> argparse.ArgumentParser:
                         help="'stdlib' (Python's own sources) or a folder of text files")
     tokens.add_argument("--seq-len", type=int, default=128)
     tokens.add_argument("--max-bytes", type=int, default=20_000_000)
-    _add_jobs_commands(sub)
-    return parser
     cells = data_sub.add_parser(
         "make-anndata", help="write a synthetic Tahoe-like collection, one .h5ad per plate"
     )
@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
     cells.add_argument("--density", type=float, default=0.1,
                        help="fraction of non-zero counts (default 0.1)")
     cells.add_argument("--seed", type=int, default=0)
+    _add_jobs_commands(sub)
+    return parser
 
 
 def _add_jobs_commands(sub: argparse._SubParsersAction) -> None:
@@ -148,6 +150,7 @@ def _request(args: argparse.Namespace, kind: str):
     request = Request(kind=kind, study=args.study, profile=args.profile,
                       overrides=parse_set_args(args.overrides), compute=compute,
                       storage=args.storage, name=args.name)
+    request.mlflow = args.mlflow
     if kind == "sweep":
         request.space = args.space
         request.search = args.search
@@ -182,9 +185,6 @@ def dispatch(args: argparse.Namespace) -> int:
         out = make_token_dataset(args.out_dir, args.source, args.seq_len, args.max_bytes)
         print(f"raystudy: wrote {out}")
         return 0
-    if args.command in ("submit", "jobs"):
-        return _jobs(args)
-    raise UserError(f"unknown command {args.command}")
     if args.command == "data" and args.data_command == "make-anndata":
         from raystudy.platform.datasets import make_anndata
 
@@ -192,6 +192,9 @@ def dispatch(args: argparse.Namespace) -> int:
                              args.seed)
         print(f"raystudy: wrote {len(files)} files to {args.out_dir}")
         return 0
+    if args.command in ("submit", "jobs"):
+        return _jobs(args)
+    raise UserError(f"unknown command {args.command}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:

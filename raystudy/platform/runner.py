@@ -130,7 +130,12 @@ def _tracking_callbacks(request: Request, run_dir: Path) -> list[Any]:
     except ImportError:
         raise UserError("--mlflow needs mlflow: pip install 'raystudy[tracking]' "
                         "(or mlflow-skinny)") from None
-    uri = f"file:{run_dir / 'mlruns'}" if is_local(request.storage) else None
+    if not is_local(request.storage):
+        return [MLflowLoggerCallback(experiment_name=request.name)]  # MLFLOW_TRACKING_URI
+    # MLflow 3 keeps its file store in maintenance mode behind this switch; the file
+    # store needs no server and no database, which is what an offline run folder wants.
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    uri = f"file:{run_dir / 'mlruns'}"
     return [MLflowLoggerCallback(tracking_uri=uri, experiment_name=request.name)]
 
 
