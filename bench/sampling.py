@@ -5,6 +5,7 @@ batch 64, one process: random 19.8 cells/s, streaming 345, block 16 / fetch 256:
 1,664 at the same plate entropy as random).
 
     .venv/bin/python bench/sampling.py --data ./data/bench_tahoe --seconds 8
+    flock /tmp/raystudy-ray.lock .venv/bin/python bench/sampling.py --ray-only   # Ray part
 
 Writes (once, then reuses) a synthetic collection of 1,000,000 cells x 2,000 genes
 in 8 plate files, then measures each loader in one process for about ``--seconds``,
@@ -22,6 +23,8 @@ see as many plates as a random one.
 * scdataset: scdataset.scDataset + BlockShuffling(b) over an anndata AnnCollection of
   the same files opened ``backed='r'`` (the package's documented AnnData path); its
   fetch transform keeps X sparse and its batch callback densifies, like ours.
+* ray data: block 16 / fetch 256 through BlockSampledDatasource, split over 1 and then
+  2 consumers (``streaming_split``, as ``ray.train.get_dataset_shard`` does).
 """
 
 from __future__ import annotations
@@ -59,6 +62,10 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seconds", type=float, default=8.0, help="time per table row")
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
     p.add_argument("--skip-scdataset", action="store_true", help="only our loaders")
+    p.add_argument("--skip-ray", action="store_true", help="no Ray Data measurement")
+    p.add_argument("--ray-fetches", type=int, default=32,
+                   help="fetches (of 64 x 256 rows) read per Ray Data measurement")
+    p.add_argument("--ray-only", action="store_true", help="only the Ray Data measurement")
     return p.parse_args()
 
 
@@ -149,6 +156,9 @@ def main() -> None:
         f"{expected_random_entropy(counts, b):.3f} bits (max {np.log2(len(counts)):.3f})",
         flush=True,
     )
+    if args.ray_only:
+        ray_data_consumers(args, coll)
+        return
     rows: dict[tuple[str, int, int], tuple[float, float, int]] = {}
 
     def record(key, batches, per_fetch):
@@ -165,6 +175,61 @@ def main() -> None:
             if not args.skip_scdataset:
                 record(("scdataset", block, f), scdataset_batches(paths, block, b, f, s), f)
     report(rows)
+    if not args.skip_ray:
+        ray_data_consumers(args, coll)
+
+
+def ray_data_consumers(args: argparse.Namespace, coll: H5ADCollection) -> None:
+    """Block 16 / fetch 256 through Ray Data: N consumers of streaming_split(N), N = 1, 2.
+
+    The consumers are zero-CPU Ray tasks (as Train workers' data loops are), each
+    turning its minibatches into dense float32 arrays. With N consumers Ray Data runs N
+    one-CPU read tasks at a time (``concurrency=N``), so the pipeline scales out from one
+    core to two; ``equal=True`` is what ``ray.train.get_dataset_shard`` uses; a last row
+    lets one consumer use both cores for reading. Aggregate throughput = all cells /
+    wall time of the slowest consumer.
+    """
+    import ray
+
+    from raystudy.platform.blocksource import (
+        BlockSampledDatasource,
+        iter_minibatches,
+        read_block_sampled,
+    )
+
+    @ray.remote(num_cpus=0)
+    def consume(shard, n_cols: int) -> tuple[int, list[np.ndarray]]:
+        cells, plates = 0, []
+        for mb in iter_minibatches(shard, n_cols):
+            cells += mb.X.toarray().shape[0]
+            plates.append(mb.obs["plate"])
+        return cells, plates
+
+    ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False,
+             object_store_memory=1 << 30)
+    rates = {}
+    try:
+        for n, readers, equal in ((1, 1, False), (2, 2, False), (2, 2, True), (1, 2, False)):
+            source = BlockSampledDatasource(coll, BlockShuffling(16), args.batch_size, 256,
+                                            args.seed, max_fetches=args.ray_fetches)
+            ds = read_block_sampled(source, concurrency=readers)
+            shards = ds.streaming_split(n, equal=equal)
+            start = time.perf_counter()
+            done = ray.get([consume.remote(shard, coll.n_cols) for shard in shards])
+            elapsed = time.perf_counter() - start
+            cells = sum(c for c, _ in done)
+            entropy = minibatch_entropies([p for _, ps in done for p in ps]).mean()
+            rates[n, readers, equal] = cells / elapsed
+            print(f"ray data   block 16 fetch 256, {n} consumer(s), {readers} read task(s), "
+                  f"equal={equal}: {cells / elapsed:>9,.0f} cells/s entropy {entropy:.3f} "
+                  f"({cells:,} cells, {elapsed:.1f} s)", flush=True)
+    finally:
+        ray.shutdown()
+    for equal in (False, True):
+        ratio = rates[2, 2, equal] / rates[1, 1, False]
+        print(f"{'PASS' if ratio >= 1.5 else 'FAIL'}: Ray Data, 2 consumers on 2 cores "
+              f"(streaming_split equal={equal}) = {ratio:.2f}x one consumer's aggregate "
+              "throughput (target >= 1.5x)")
 
 
 def report(rows: dict[tuple[str, int, int], tuple[float, float, int]]) -> None:

@@ -25,16 +25,22 @@ def test_parse_loader():
 
 
 def test_missing_data_is_one_clear_error(tmp_path):
-    with pytest.raises(ConfigError, match="no such file or folder /nowhere"):
-        validate(apply_overrides(CellClassifierConfig(), {"data.path": "/nowhere"}))
+    def files(path: str):
+        return data_files(apply_overrides(CellClassifierConfig(), {"data.path": path}).data)
+
+    with pytest.raises(DataError, match="no such file or folder"):
+        files("/nowhere/plates")
     with pytest.raises(DataError, match="no .h5ad files"):
-        data_files(apply_overrides(CellClassifierConfig(), {"data.path": str(tmp_path)}).data)
+        files(str(tmp_path))
+    with pytest.raises(DataError, match="no such file /nowhere/a.h5ad"):
+        files("/nowhere/a.h5ad,/nowhere/b.h5ad")
 
 
-def test_run_with_missing_data_exits_2(capsys):
-    assert main(["run", "cell_classifier", "--set", "data.path=/nowhere/plates"]) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "data.path" in err[0]
+def test_bad_config_values_are_config_errors():
+    with pytest.raises(ConfigError, match="sampling.loader='block/4'"):
+        validate(apply_overrides(CellClassifierConfig(), {"sampling.loader": "block/4"}))
+    with pytest.raises(ConfigError, match="read_cpus >= 0"):
+        validate(apply_overrides(CellClassifierConfig(), {"data.read_cpus": -1}))
 
 
 def test_make_anndata_cli(tmp_path, capsys):
