@@ -112,13 +112,17 @@ def _header(results: RunResults, study: Study, counts: dict[str, int]) -> list[t
     ]
 
 
-def attach_configs(results: RunResults, study: Study) -> None:
-    """Give each trial its full flat config: profile + overrides + the trial's params."""
+def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
+    """Give each trial its full flat config (profile + overrides + the trial's params).
+
+    Returns the run's base config (profile + overrides) as a flat dict.
+    """
     request = results.request
     base = load_config(study.config_cls, study.name, request.get("profile", "quick"),
                        request.get("overrides") or {})
     for trial in results.trials:
         trial.config = to_flat_dict(apply_overrides(base, trial.params))
+    return to_flat_dict(base)
 
 
 def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
@@ -126,7 +130,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
     run_dir = Path(run_dir)
     results = load_results(run_dir)
     study = get_study(results.request["study"])
-    attach_configs(results, study)
+    base_config = attach_configs(results, study)
     figures_dir = run_dir / "figures"
     figures_dir.mkdir(exist_ok=True)
     analysis = study.analyze(results, figures_dir) if study.analyze else Analysis()
@@ -145,6 +149,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
     summary = {
         "study": study.name,
         "request": results.request,
+        "config": base_config,
         "counts": counts,
         "primary_metric": {"name": study.primary.name, "mode": study.primary.mode},
         "trials": [
