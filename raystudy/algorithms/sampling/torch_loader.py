@@ -70,13 +70,13 @@ def rows_to_tensors(
         log1p: apply ``log(1 + x)`` to ``X`` (default: ``False``).
         dtype: dtype of ``X`` (default: float32).
     """
-    x = rows.X.toarray() if hasattr(rows.X, "toarray") else np.asarray(rows.X)
+    x = rows.X.toarray() if hasattr(rows.X, "toarray") else np.array(rows.X)
     x = torch.from_numpy(np.ascontiguousarray(x)).to(dtype)
-    out = {"X": torch.log1p(x) if log1p else x, "row": torch.from_numpy(rows.rows)}
+    out = {"X": torch.log1p(x) if log1p else x, "row": torch.tensor(rows.rows)}
     for name, values in rows.obs.items():
         values = np.asarray(values)
-        out[name] = torch.from_numpy(values.astype(np.int64) if values.dtype.kind in "iub"
-                                     else values)
+        out[name] = torch.tensor(values.astype(np.int64) if values.dtype.kind in "iub"
+                                 else values)
     return out
 
 
