@@ -49,3 +49,20 @@ def test_console_script_exit_code_in_a_subprocess():
         "raystudy: error: unknown study 'nosuchstudy'; available studies: "
         + proc.stderr.split("available studies: ")[1].strip()
     ]
+
+
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["run", "optimizer_robustness", "--set", "data.source=tokens",
+          "--set", "data.path=/nonexistent-tokens"], "data.path=/nonexistent-tokens: no train.npy"),
+        (["run", "optimizer_robustness", "--set", "data.source=/nonexistent-text"],
+         "no such folder of text files"),
+        (["sweep", "cell_classifier", "--set", "data.path=/nonexistent-cells"],
+         "data.path=/nonexistent-cells: no such file or folder"),
+    ],
+)
+def test_missing_local_data_is_one_line_exit_2_before_ray_starts(argv, message, capsys):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

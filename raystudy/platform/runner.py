@@ -20,7 +20,7 @@ from raystudy.errors import ConfigError, UserError
 from raystudy.platform.config import load_config, profile_sweep_defaults
 from raystudy.platform.registry import get_study
 from raystudy.platform.results import REQUEST_FILE
-from raystudy.platform.session import ray_session
+from raystudy.platform.session import ray_session, resolve_address
 from raystudy.platform.study import Study
 from raystudy.platform.trainable import Compute, make_trainable
 
@@ -186,6 +186,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
     param_space, grid_size = _param_space(request, study, config, sweep_defaults)
     if request.compute.workers and not study.supports_workers:
         raise UserError(f"study {study.name} does not support --workers")
+    if study.check_data and resolve_address(address) is None:
+        study.check_data(config)  # on a cluster the data may live only there
 
     request.name = request.name or _new_run_name(request)
     root = storage_root(request.storage)

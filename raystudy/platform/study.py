@@ -55,6 +55,9 @@ class Study:
     ``metrics[0]`` is the primary metric, used by schedulers and searchers.
     ``datasets(config)`` optionally returns Ray Datasets the loop reads with
     ``ctx.dataset(name)``; ``analyze(results, figures_dir)`` builds the report's study part.
+    ``check_data(config)`` runs on the driver before Ray starts (embedded Ray only) and
+    raises ``DataError`` for missing or unreadable local data, so a bad path is one line
+    and exit code 2 instead of a failed trial.
     """
 
     name: str
@@ -64,6 +67,7 @@ class Study:
     metrics: tuple[Metric, ...]
     analyze: Callable[[RunResults, Path], Analysis] | None = None
     datasets: Callable[[Any], dict[str, Any]] | None = None
+    check_data: Callable[[Any], None] | None = None
     reuse_actors: bool = True
     supports_workers: bool = True
 

@@ -350,4 +350,5 @@ STUDY = Study(
     ),
     analyze=analyze,
     datasets=train_datasets,
+    check_data=lambda config: data_files(config.data) if config.data.path else None,
 )

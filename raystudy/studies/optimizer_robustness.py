@@ -31,6 +31,7 @@ import torch
 from raystudy.algorithms.models import GPT
 from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
+from raystudy.errors import DataError
 from raystudy.platform import curves
 from raystudy.platform.context import TrialContext
 from raystudy.platform.results import RunResults
@@ -140,6 +141,18 @@ def token_datasets(config: OptimizerRobustnessConfig) -> dict[str, Any]:
 
     root = config.data.path.rstrip("/")
     return {split: ray.data.read_numpy(f"{root}/{split}.npy") for split in ("train", "val")}
+
+
+def check_data(config: OptimizerRobustnessConfig) -> None:
+    """Fail early, with the path, when local token files or a text folder are missing."""
+    source, path = config.data.source, config.data.path
+    if source == "tokens" and "://" not in path:
+        for split in ("train", "val"):
+            if not (Path(path) / f"{split}.npy").is_file():
+                raise DataError(f"data.path={path}: no {split}.npy (write token files with "
+                                "`raystudy data make-tokens OUT_DIR`)")
+    elif source not in ("stdlib", "tokens") and not Path(source).is_dir():
+        raise DataError(f"data.source={source}: no such folder of text files")
 
 
 class Batches:
@@ -274,4 +287,5 @@ STUDY = Study(
     ),
     analyze=analyze,
     datasets=token_datasets,
+    check_data=check_data,
 )
