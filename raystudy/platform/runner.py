@@ -173,6 +173,19 @@ def write_json_atomic(path: Path, data: Any) -> None:
     os.replace(tmp, path)
 
 
+def _write_remote(uri: str, data: Any) -> None:
+    """Write JSON to object storage (s3://, gs://) through pyarrow, as Tune does."""
+    import pyarrow.fs
+
+    try:
+        fs, path = pyarrow.fs.FileSystem.from_uri(uri)
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        with fs.open_output_stream(path) as stream:
+            stream.write((json.dumps(data, indent=2, default=str) + "\n").encode())
+    except (OSError, ValueError) as exc:
+        raise UserError(f"cannot write to --storage {uri}: {str(exc).splitlines()[0]}") from None
+
+
 def execute(request: Request, resume: bool = False, address: str | None = None) -> Path:
     """Run (or resume) a run/sweep; returns the run folder with its report."""
     from ray import tune
@@ -192,11 +205,14 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
     request.name = request.name or _new_run_name(request)
     root = storage_root(request.storage)
     run_dir = Path(root) / request.name
+    where_results = run_dir if is_local(request.storage) else f"{root.rstrip('/')}/{request.name}"
     if is_local(request.storage):
         if not resume and (run_dir / REQUEST_FILE).exists():
             raise UserError(f"run folder {run_dir} exists; pass --resume or another --name")
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(run_dir / REQUEST_FILE, request.to_json())
+    elif not resume:
+        _write_remote(f"{where_results}/{REQUEST_FILE}", request.to_json())
 
     trainable = tune.with_resources(
         make_trainable(study, config, request.compute, os.path.join(root, request.name, "train")),
@@ -208,7 +224,7 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
     started = time.time()
     with ray_session(address) as where:
         print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} trial(s)) "
-              f"on {where}; results in {run_dir}", flush=True)
+              f"on {where}; results in {where_results}", flush=True)
         if resume and not tune.Tuner.can_restore(str(run_dir)):
             print("raystudy: no Tune state saved yet in that folder; starting it afresh")
             resume = False
@@ -242,7 +258,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
         tuner.fit()
     elapsed = time.time() - started
     if not is_local(request.storage):
-        print(f"raystudy: results are in {run_dir}; run `raystudy report` on a local copy")
+        print(f"raystudy: results are in {where_results}; "
+              "run `raystudy report` on a local copy")
         return run_dir
     from raystudy.platform.report import write_report
 

@@ -81,3 +81,14 @@ def test_run_reads_token_files_with_ray_data_and_trains_on_two_workers(ray_sessi
                next((tmp_path / "ddp").glob("*/result.json")).read_text().splitlines()]
     assert [h["train/step"] for h in history] == [3, 6]
     assert history[-1]["train/tokens"] == 6 * 16 * 16 * 2  # steps x seq x batch x workers
+
+
+def test_storage_uri_keeps_the_request_so_a_copy_can_be_reported(ray_session, tmp_path):
+    """Object-storage runs (s3://, gs://) go through pyarrow; file:// takes the same path."""
+    assert main(["run", "optimizer_robustness", "--storage", f"file://{tmp_path}",
+                 "--name", "remote", *TINY]) == 0
+    assert not (tmp_path / "remote" / "report.md").exists()
+    assert json.loads((tmp_path / "remote" / "raystudy.json").read_text())["study"] == (
+        "optimizer_robustness")
+    assert main(["report", str(tmp_path / "remote")]) == 0
+    assert summary(tmp_path / "remote")["counts"]["finished"] == 1
