@@ -6,8 +6,10 @@ Errors a user can cause end with one line on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from raystudy.errors import UserError
 
@@ -140,6 +142,19 @@ def _jobs(args: argparse.Namespace) -> int:
     return 0
 
 
+def _exit_code(run_dir) -> int:
+    """1 when every trial failed (so scripts and RayJobs see it), else 0."""
+    summary = Path(run_dir) / "summary.json"
+    if not summary.exists():
+        return 0
+    counts = json.loads(summary.read_text())["counts"]
+    if counts.get("error") and not (counts.get("finished") or counts.get("diverged")):
+        print("raystudy: every trial failed; the errors are listed in the report",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
 def _request(args: argparse.Namespace, kind: str):
     from raystudy.platform.config import parse_set_args
     from raystudy.platform.runner import Request
@@ -172,8 +187,9 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command in ("run", "sweep"):
         from raystudy.platform.runner import execute
 
-        execute(_request(args, args.command), resume=args.resume, address=args.address)
-        return 0
+        run_dir = execute(_request(args, args.command), resume=args.resume,
+                          address=args.address)
+        return _exit_code(run_dir)
     if args.command == "report":
         from raystudy.platform.report import write_report
 

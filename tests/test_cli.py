@@ -66,3 +66,17 @@ def test_missing_local_data_is_one_line_exit_2_before_ray_starts(argv, message, 
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    "counts,code",
+    [({"finished": 1, "error": 2}, 0), ({"diverged": 1, "error": 1}, 0), ({"error": 3}, 1),
+     ({"finished": 2}, 0)],
+)
+def test_exit_code_is_1_only_when_every_trial_failed(tmp_path, counts, code):
+    import json
+
+    from raystudy.cli import _exit_code
+
+    (tmp_path / "summary.json").write_text(json.dumps({"counts": counts}))
+    assert _exit_code(tmp_path) == code
