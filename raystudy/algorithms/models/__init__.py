@@ -1,5 +1,5 @@
 """Small reference models used by studies (plain PyTorch)."""
 
-from raystudy.algorithms.models.gpt import GPT
+from .gpt import GPT
 
 __all__ = ["GPT"]

@@ -14,23 +14,23 @@ Deep Learning on Large-Scale Single-Cell Omics", arXiv 2506.01883.
 Plain NumPy/SciPy/h5py: nothing here imports Ray.
 """
 
-from raystudy.algorithms.sampling.diversity import (
+from .diversity import (
     entropy_bits,
     expected_random_entropy,
     minibatch_entropies,
     monte_carlo_random_entropy,
 )
-from raystudy.algorithms.sampling.h5ad import H5ADCollection, H5ADReader
-from raystudy.algorithms.sampling.plan import Fetch, epoch_seed, plan_fetches
-from raystudy.algorithms.sampling.readers import HDF5ArrayReader, MemmapReader, RowReader, Rows
-from raystudy.algorithms.sampling.strategies import (
+from .h5ad import H5ADCollection, H5ADReader
+from .plan import Fetch, epoch_seed, plan_fetches
+from .readers import HDF5ArrayReader, MemmapReader, RowReader, Rows
+from .strategies import (
     BlockShuffling,
     BlockWeightedSampling,
     ClassBalancedSampling,
     SamplingStrategy,
     Streaming,
 )
-from raystudy.algorithms.sampling.synthetic import make_anndata_collection
+from .synthetic import make_anndata_collection
 
 __all__ = [
     "BlockShuffling",

@@ -29,7 +29,8 @@ import h5py
 import numpy as np
 import scipy.sparse as sp
 
-from raystudy.algorithms.sampling.readers import (
+from ...errors import DataError
+from .readers import (
     DEFAULT_MAX_GAP_BYTES,
     Output,
     RowReader,
@@ -37,8 +38,7 @@ from raystudy.algorithms.sampling.readers import (
     read_dense_rows,
     read_slice,
 )
-from raystudy.algorithms.sampling.runs import concat_ranges, read_spans
-from raystudy.errors import DataError
+from .runs import concat_ranges, read_spans
 
 __all__ = ["H5ADReader", "H5ADCollection"]
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from raystudy.algorithms.sampling.strategies import SamplingStrategy
+from .strategies import SamplingStrategy
 
 __all__ = ["Fetch", "epoch_seed", "plan_fetches"]
 

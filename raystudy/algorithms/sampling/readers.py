@@ -26,8 +26,8 @@ import numpy as np
 import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
-from raystudy.algorithms.sampling.runs import read_spans
-from raystudy.errors import DataError
+from ...errors import DataError
+from .runs import read_spans
 
 __all__ = ["Rows", "RowReader", "HDF5ArrayReader", "MemmapReader", "Output"]
 

@@ -34,7 +34,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from raystudy.errors import UserError
+from ...errors import UserError
 
 __all__ = ["make_anndata_collection", "plate_path"]
 

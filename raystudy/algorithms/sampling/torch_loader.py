@@ -6,18 +6,17 @@ Paper: D'Ascenzo & Cultrera di Montesano, "scDataset", arXiv 2506.01883, Sec. 3.
 the fetch's sorted rows in one batched read and serves its minibatches in the
 planned order. :class:`BlockSampledDataset` wraps it as a
 ``torch.utils.data.IterableDataset``; use it with ``batch_size=None`` because
-every item already is a minibatch::
+every item already is a minibatch:
 
-    from torch.utils.data import DataLoader
-    from raystudy.algorithms.sampling import BlockShuffling, H5ADCollection
-    from raystudy.algorithms.sampling.torch_loader import BlockSampledDataset
-
-    coll = H5ADCollection(paths, obs_columns=["plate", "cell_line"])
-    ds = BlockSampledDataset(coll, BlockShuffling(16), batch_size=64, fetch_factor=256)
-    for epoch in range(3):
-        ds.set_epoch(epoch)
-        for mb in DataLoader(ds, batch_size=None, num_workers=2):
-            mb["X"], mb["cell_line"]   # float32 (64, genes), int64 (64,)
+    >>> from torch.utils.data import DataLoader
+    >>> from raystudy.algorithms.sampling import BlockShuffling, H5ADCollection
+    >>> from raystudy.algorithms.sampling.torch_loader import BlockSampledDataset
+    >>> coll = H5ADCollection(paths, obs_columns=["plate", "cell_line"])
+    >>> ds = BlockSampledDataset(coll, BlockShuffling(16), batch_size=64, fetch_factor=256)
+    >>> for epoch in range(3):
+    ...     ds.set_epoch(epoch)
+    ...     for mb in DataLoader(ds, batch_size=None, num_workers=2):
+    ...         mb["X"], mb["cell_line"]   # float32 (64, genes), int64 (64,)
 
 Splitting the epoch: consumer ``c`` of ``C = world_size * num_workers``
 (``c = rank * num_workers + worker_id``) takes fetches ``c, c + C, ...``, so
@@ -35,9 +34,9 @@ import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from raystudy.algorithms.sampling.plan import Fetch, plan_fetches
-from raystudy.algorithms.sampling.readers import Output, RowReader, Rows
-from raystudy.algorithms.sampling.strategies import SamplingStrategy
+from .plan import Fetch, plan_fetches
+from .readers import Output, RowReader, Rows
+from .strategies import SamplingStrategy
 
 __all__ = ["BlockSampledDataset", "iter_minibatches", "rows_to_tensors"]
 
