@@ -36,7 +36,6 @@ from .readers import (
     RowReader,
     check_rows,
     read_dense_rows,
-    read_slice,
 )
 from .runs import concat_ranges, read_spans
 
@@ -69,6 +68,8 @@ class H5ADReader(RowReader):
         obs_columns: obs columns to bring along (default: all of them).
         max_gap_bytes: read through holes of at most this many bytes of
             stored values (default: 65536).
+        direct: copy unfiltered datasets straight out of the file instead of
+            calling HDF5 per read (default: ``True``; see :mod:`.direct`).
     """
 
     def __init__(
@@ -76,9 +77,10 @@ class H5ADReader(RowReader):
         path: str | Path,
         obs_columns: Sequence[str] | None = None,
         max_gap_bytes: int = DEFAULT_MAX_GAP_BYTES,
+        direct: bool = True,
     ) -> None:
         super().__init__()
-        self.path, self.max_gap_bytes = Path(path), max_gap_bytes
+        self.path, self.max_gap_bytes, self.direct = Path(path), max_gap_bytes, direct
         f = self._h5()
         try:
             self._open_x(f)
@@ -106,7 +108,7 @@ class H5ADReader(RowReader):
                 raise DataError(f"{self.path}: missing 'X/{key}'")
         self.sparse = True
         self.n_rows, self.n_cols = (int(v) for v in x.attrs["shape"])
-        self.dtype = x["data"].dtype
+        self.dtype, self.index_dtype = x["data"].dtype, x["indices"].dtype
         self.indptr = x["indptr"][()].astype(np.int64)
         nnz = len(x["data"])
         if len(self.indptr) != self.n_rows + 1 or len(x["indices"]) != nnz:
@@ -138,11 +140,6 @@ class H5ADReader(RowReader):
             raise DataError(f"{self.path}: missing 'var/{index}'")
         return _strings(f["var"][index][()])
 
-    def _dataset_handle(self, key: str) -> h5py.Dataset:
-        if key not in self._handles:
-            self._handles[key] = self._h5()[key]
-        return self._handles[key]
-
     def _read_x(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
         try:
             if self.sparse:
@@ -152,12 +149,11 @@ class H5ADReader(RowReader):
             raise DataError(f"{self.path}: cannot read 'X' (truncated or corrupt?): {err}") from err
 
     def _read_dense(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
-        ds = self._dataset_handle("X")
         x, n_reads = read_dense_rows(
             rows,
             self.n_cols,
             self.dtype,
-            lambda a, b, out: read_slice(ds, a, b, out),
+            self._slices("X"),
             coalesce,
             self.max_gap_bytes,
         )
@@ -166,19 +162,19 @@ class H5ADReader(RowReader):
 
     def _read_csr(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
         ip = self.indptr
-        x_data, x_indices = self._dataset_handle("X/data"), self._dataset_handle("X/indices")
-        value_bytes = self.dtype.itemsize + x_indices.dtype.itemsize
+        read_data, read_indices = self._slices("X/data"), self._slices("X/indices")
+        value_bytes = self.dtype.itemsize + self.index_dtype.itemsize
         starts, stops = read_spans(
             rows, coalesce, lambda a, b: ip[a[1:]] - ip[b[:-1]], self.max_gap_bytes / value_bytes
         )
         lo, hi = ip[starts], ip[stops]
         data = np.empty(int((hi - lo).sum()), dtype=self.dtype)
-        indices = np.empty(len(data), dtype=x_indices.dtype)
+        indices = np.empty(len(data), dtype=self.index_dtype)
         at = 0
         for a, b in zip(lo.tolist(), hi.tolist(), strict=True):
             if b > a:
-                read_slice(x_data, a, b, data[at : at + b - a])
-                read_slice(x_indices, a, b, indices[at : at + b - a])
+                read_data(a, b, data[at : at + b - a])
+                read_indices(a, b, indices[at : at + b - a])
                 self.n_reads += 2
             at += b - a
         lengths = ip[rows + 1] - ip[rows]
@@ -198,7 +194,7 @@ class H5ADCollection(RowReader):
     Args:
         paths: the files, in row order (rows of file ``i`` follow file ``i - 1``).
         obs_columns: obs columns to bring along (default: those of the first file).
-        max_gap_bytes: passed to each :class:`H5ADReader` (default: 65536).
+        max_gap_bytes, direct: passed to each :class:`H5ADReader`.
     """
 
     def __init__(
@@ -206,13 +202,14 @@ class H5ADCollection(RowReader):
         paths: Sequence[str | Path],
         obs_columns: Sequence[str] | None = None,
         max_gap_bytes: int = DEFAULT_MAX_GAP_BYTES,
+        direct: bool = True,
     ) -> None:
         super().__init__()
         if not paths:
             raise DataError("empty h5ad collection: no files given")
-        first = H5ADReader(paths[0], obs_columns, max_gap_bytes)
+        first = H5ADReader(paths[0], obs_columns, max_gap_bytes, direct)
         columns = list(first.obs) if obs_columns is None else list(obs_columns)
-        self.readers = [first] + [H5ADReader(p, columns, max_gap_bytes) for p in paths[1:]]
+        self.readers = [first] + [H5ADReader(p, columns, max_gap_bytes, direct) for p in paths[1:]]
         self.path = first.path
         self.n_cols, self.var_names = first.n_cols, first.var_names
         for r in self.readers[1:]:

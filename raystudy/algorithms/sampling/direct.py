@@ -1,0 +1,125 @@
+"""Slices of an uncompressed HDF5 dataset copied straight out of the file.
+
+An HDF5 dataset stored without filters (no compression, no shuffle, no checksum)
+keeps its elements as raw bytes: one contiguous extent, or one extent per chunk.
+Where every extent is known, a slice ``ds[a:b]`` is a copy out of a memory map of
+the file at computed byte offsets, with no call into HDF5 and no trip through its
+chunk cache (which, for chunks of 1 MiB or more, reads a whole chunk to serve a
+few hundred bytes). That per-call cost, not the bytes, is what dominates a
+block-sampled fetch of many short runs, so this is the readers' default; any
+dataset it cannot map (filtered, compact, partly unallocated, or chunked across
+rows of a 2-D array) is read through h5py as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ...errors import DataError
+
+__all__ = ["DirectSlices", "slice_reader"]
+
+SliceReader = Callable[[int, int, np.ndarray], None]
+
+
+def _extents(ds: h5py.Dataset) -> tuple[np.ndarray, np.ndarray] | None:
+    """(first row, byte offset) of each stored extent in row order, or ``None``."""
+    dsid = ds.id
+    if ds.size == 0 or dsid.get_create_plist().get_nfilters() > 0:
+        return None
+    if ds.chunks is None:
+        offset = dsid.get_offset()
+        return None if offset is None else (np.zeros(1, np.int64), np.array([offset]))
+    if any(c != s for c, s in zip(ds.chunks[1:], ds.shape[1:], strict=True)):
+        return None
+    infos: list = []
+    if hasattr(dsid, "chunk_iter"):
+        dsid.chunk_iter(infos.append)
+    else:
+        infos = [dsid.get_chunk_info(i) for i in range(dsid.get_num_chunks())]
+    if len(infos) != -(-ds.shape[0] // ds.chunks[0]):
+        return None
+    first = np.array([info.chunk_offset[0] for info in infos], dtype=np.int64)
+    offsets = np.array([info.byte_offset for info in infos], dtype=np.int64)
+    order = np.argsort(first)
+    return first[order], offsets[order]
+
+
+class DirectSlices:
+    """Row slices of one unfiltered HDF5 dataset, read through a memory map.
+
+    Build with :meth:`of`, which returns ``None`` when the dataset's storage
+    cannot be mapped. Picklable: the map is reopened on first use.
+    """
+
+    def __init__(
+        self,
+        path: Path,
+        shape: tuple[int, ...],
+        dtype: np.dtype,
+        first: np.ndarray,
+        offsets: np.ndarray,
+    ) -> None:
+        self.path, self.shape, self.dtype = path, shape, np.dtype(dtype)
+        self.first_row, self.byte_offset = first, offsets
+        self.row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * self.dtype.itemsize
+        self._map: np.memmap | None = None
+
+    @classmethod
+    def of(cls, ds: h5py.Dataset, path: Path) -> DirectSlices | None:
+        """The direct reader of ``ds`` in file ``path``, or ``None`` if h5py must read it."""
+        extents = _extents(ds)
+        if extents is None:
+            return None
+        first, offsets = extents
+        reader = cls(path, ds.shape, ds.dtype, first, offsets)
+        last_rows = ds.shape[0] - first[-1]
+        end = offsets[-1] + last_rows * reader.row_bytes
+        if end > path.stat().st_size or np.any(offsets < 0):
+            raise DataError(
+                f"{path}: dataset {ds.name!r} runs past the end of the file (truncated?)"
+            )
+        return reader
+
+    def _file(self) -> np.memmap:
+        if self._map is None:
+            self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
+        return self._map
+
+    def __call__(self, start: int, stop: int, out: np.ndarray) -> None:
+        """Copy rows ``[start, stop)`` into ``out`` (shape ``(stop - start, ...)``)."""
+        data, first, offsets = self._file(), self.first_row, self.byte_offset
+        k = int(np.searchsorted(first, start, side="right")) - 1
+        at = start
+        while at < stop:
+            end = stop if k + 1 == len(first) else min(stop, int(first[k + 1]))
+            lo = int(offsets[k]) + (at - int(first[k])) * self.row_bytes
+            hi = lo + (end - at) * self.row_bytes
+            out[at - start : end - start] = (
+                data[lo:hi].view(self.dtype).reshape((end - at, *self.shape[1:]))
+            )
+            at, k = end, k + 1
+
+    def __getstate__(self) -> dict:
+        return {**self.__dict__, "_map": None}
+
+
+def slice_reader(ds: h5py.Dataset, path: Path, direct: bool = True) -> SliceReader:
+    """``read(start, stop, out)`` copying rows ``[start, stop)`` of ``ds`` into ``out``.
+
+    Direct from the file's bytes when ``direct`` and the storage allows it, else
+    one h5py slice per call (h5py's fast path for simple slices, measured 4-8x
+    quicker per call than ``read_direct`` on chunked data).
+    """
+    fast = DirectSlices.of(ds, path) if direct else None
+    if fast is not None:
+        return fast
+
+    def read(start: int, stop: int, out: np.ndarray) -> None:
+        out[...] = ds[start:stop]
+
+    return read
