@@ -53,15 +53,20 @@ from ray.data import Dataset, read_datasource
 from ray.data.block import Block, BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
-from raystudy.algorithms.sampling import RowReader, Rows, SamplingStrategy, plan_fetches
+from raystudy.algorithms.sampling import (
+    RowReader,
+    Rows,
+    SamplingStrategy,
+    plan_fetches,
+)
 from raystudy.algorithms.sampling.plan import Fetch
 from raystudy.algorithms.sampling.readers import Output
-from raystudy.algorithms.sampling.torch_loader import iter_minibatches as read_minibatches
+from raystudy.algorithms.sampling.runs import concat_ranges
 
 __all__ = [
     "BlockSampledDatasource",
     "iter_minibatches",
-    "minibatches_to_table",
+    "fetch_to_table",
     "read_block_sampled",
     "table_to_minibatches",
 ]
@@ -83,25 +88,36 @@ def _reader_from(handle: Any) -> RowReader:
     return _READERS[key]
 
 
-def _lists(parts: list[np.ndarray], dtype: pa.DataType | None = None) -> pa.LargeListArray:
-    """One list per minibatch (``parts[i]`` flattened) as an Arrow large_list column."""
-    offsets = np.r_[0, np.cumsum([p.size for p in parts])].astype(np.int64)
-    values = np.concatenate([p.reshape(-1) for p in parts]) if parts else np.empty(0)
-    return pa.LargeListArray.from_arrays(pa.array(offsets), pa.array(values, dtype))
+def _lists(values: np.ndarray, offsets: np.ndarray, dtype: pa.DataType | None = None):
+    """``values`` cut at ``offsets`` (one list per minibatch) as an Arrow large_list column."""
+    return pa.LargeListArray.from_arrays(
+        pa.array(np.asarray(offsets, np.int64)), pa.array(values.reshape(-1), dtype)
+    )
 
 
-def minibatches_to_table(minibatches: list[Rows]) -> pa.Table:
-    """Minibatches as an Arrow table, one row per minibatch (see the module docstring)."""
-    columns: dict[str, Any] = {"row": _lists([mb.rows for mb in minibatches], pa.int64())}
-    for name in minibatches[0].obs if minibatches else ():
-        columns[name] = _lists([np.asarray(mb.obs[name]) for mb in minibatches])
-    if minibatches and sp.issparse(minibatches[0].X):
-        csr = [mb.X.tocsr() for mb in minibatches]
-        columns["indptr"] = _lists([x.indptr.astype(np.int64) for x in csr], pa.int64())
-        columns["indices"] = _lists([x.indices for x in csr], pa.int32())
-        columns["data"] = _lists([x.data for x in csr], pa.float32())
+def fetch_to_table(fetched: Rows, batches: list[np.ndarray]) -> pa.Table:
+    """A fetch's minibatches as an Arrow table, one row per minibatch (module docstring).
+
+    Args:
+        fetched: the fetch's rows as read (sorted).
+        batches: positions in ``fetched`` of each minibatch, in serving order.
+    """
+    sizes = np.array([len(b) for b in batches], dtype=np.int64)
+    cuts = np.r_[0, np.cumsum(sizes)]
+    ordered = fetched.take(np.concatenate(batches) if batches else np.empty(0, np.int64))
+    columns: dict[str, Any] = {"row": _lists(ordered.rows, cuts, pa.int64())}
+    for name, values in ordered.obs.items():
+        columns[name] = _lists(np.asarray(values), cuts)
+    if sp.issparse(ordered.X):
+        x = ordered.X.tocsr()
+        indptr = x.indptr.astype(np.int64)
+        columns["indptr"] = _lists(
+            indptr[concat_ranges(cuts[:-1], sizes + 1)], cuts + np.arange(len(cuts)), pa.int64()
+        )
+        columns["indices"] = _lists(x.indices, indptr[cuts], pa.int32())
+        columns["data"] = _lists(x.data, indptr[cuts], pa.float32())
     else:
-        columns["X"] = _lists([np.asarray(mb.X) for mb in minibatches], pa.float32())
+        columns["X"] = _lists(np.asarray(ordered.X), cuts * fetched.X.shape[1], pa.float32())
     return pa.table(columns)
 
 
@@ -113,7 +129,7 @@ def _unlist(column: Any) -> tuple[np.ndarray, np.ndarray]:
 
 
 def table_to_minibatches(table: pa.Table, n_cols: int) -> Iterator[Rows]:
-    """The inverse of :func:`minibatches_to_table`: one ``Rows`` per table row."""
+    """The inverse of :func:`fetch_to_table`: one ``Rows`` per table row."""
     lists = {name: _unlist(table.column(name)) for name in table.column_names}
     obs_names = [n for n in table.column_names if n not in ("row", "indptr", "indices",
                                                               "data", "X")]
@@ -232,8 +248,7 @@ class BlockSampledDatasource(Datasource):
         def read() -> Iterator[Block]:
             reader = _reader_from(handle)
             for fetch in fetches:
-                yield minibatches_to_table(
-                    list(read_minibatches(reader, [fetch], output, coalesce)))
+                yield fetch_to_table(reader.read(fetch.rows, output, coalesce), fetch.batches)
 
         return read
 

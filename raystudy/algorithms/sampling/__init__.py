@@ -4,7 +4,9 @@ Paper: D'Ascenzo & Cultrera di Montesano, "scDataset: Scalable Data Loading for
 Deep Learning on Large-Scale Single-Cell Omics", arXiv 2506.01883.
 
     strategies.py  Streaming, BlockShuffling, BlockWeightedSampling, ClassBalancedSampling
-    plan.py        plan_fetches: an epoch cut into sorted fetches and minibatches
+    plan.py        plan_fetches: an epoch cut into sorted fetches and minibatches;
+                   read_minibatches: a reader's minibatches for planned fetches
+    direct.py      slices of unfiltered HDF5 datasets copied straight out of the file
     diversity.py   minibatch label entropy and its expectation under true random sampling
     runs.py        coalescing a sorted row set into slice reads
     readers.py     Rows, RowReader, HDF5ArrayReader, MemmapReader
@@ -21,7 +23,7 @@ from .diversity import (
     monte_carlo_random_entropy,
 )
 from .h5ad import H5ADCollection, H5ADReader
-from .plan import Fetch, epoch_seed, plan_fetches
+from .plan import Fetch, epoch_seed, plan_fetches, read_minibatches
 from .readers import HDF5ArrayReader, MemmapReader, RowReader, Rows
 from .strategies import (
     BlockShuffling,
@@ -52,4 +54,5 @@ __all__ = [
     "minibatch_entropies",
     "monte_carlo_random_entropy",
     "plan_fetches",
+    "read_minibatches",
 ]

@@ -27,13 +27,15 @@ do not depend on ``W``. Agreement with the ``scdataset`` package (0.3.0):
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
+from .readers import Output, RowReader, Rows
 from .strategies import SamplingStrategy
 
-__all__ = ["Fetch", "epoch_seed", "plan_fetches"]
+__all__ = ["Fetch", "epoch_seed", "plan_fetches", "read_minibatches"]
 
 
 @dataclass(frozen=True)
@@ -114,3 +116,21 @@ def plan_fetches(
         batches = [pi_k[c : c + batch_size].astype(np.int64) for c in cuts]
         fetches.append(Fetch(k, np.sort(order[start : start + n_k]), batches))
     return fetches
+
+
+def read_minibatches(
+    reader: RowReader, fetches: Sequence[Fetch], output: Output = "csr", coalesce: bool = True
+) -> Iterator[Rows]:
+    """Read each fetch with one batched read and yield its minibatches in order.
+
+    Args:
+        reader: any :class:`~.readers.RowReader`.
+        fetches: planned fetches (from :func:`plan_fetches`).
+        output: ``"csr"`` or ``"dense"`` ``X`` (default: ``"csr"``).
+        coalesce: merge consecutive rows into slice reads; ``False`` reads row by
+            row as a random-access loader does (default: ``True``).
+    """
+    for fetch in fetches:
+        got = reader.read(fetch.rows, output, coalesce)
+        for batch in fetch.batches:
+            yield got.take(batch)

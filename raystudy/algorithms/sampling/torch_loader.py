@@ -2,9 +2,9 @@
 
 Paper: D'Ascenzo & Cultrera di Montesano, "scDataset", arXiv 2506.01883, Sec. 3.
 
-:func:`iter_minibatches` is the whole loader: for each planned fetch it reads
-the fetch's sorted rows in one batched read and serves its minibatches in the
-planned order. :class:`BlockSampledDataset` wraps it as a
+:func:`~.plan.read_minibatches` is the whole loader: for each planned fetch it
+reads the fetch's sorted rows in one batched read and serves its minibatches in
+the planned order. :class:`BlockSampledDataset` wraps it as a
 ``torch.utils.data.IterableDataset``; use it with ``batch_size=None`` because
 every item already is a minibatch:
 
@@ -27,36 +27,18 @@ With ``num_workers > 1`` the DataLoader interleaves its workers' minibatches.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
 import torch
 from torch.utils.data import IterableDataset, get_worker_info
 
-from .plan import Fetch, plan_fetches
-from .readers import Output, RowReader, Rows
+from .plan import Fetch, plan_fetches, read_minibatches
+from .readers import RowReader, Rows
 from .strategies import SamplingStrategy
 
-__all__ = ["BlockSampledDataset", "iter_minibatches", "rows_to_tensors"]
-
-
-def iter_minibatches(
-    reader: RowReader, fetches: Sequence[Fetch], output: Output = "csr", coalesce: bool = True
-) -> Iterator[Rows]:
-    """Read each fetch with one batched read and yield its minibatches in order.
-
-    Args:
-        reader: any :class:`~.readers.RowReader`.
-        fetches: planned fetches (from :func:`~.plan.plan_fetches`).
-        output: ``"csr"`` or ``"dense"`` ``X`` (default: ``"csr"``).
-        coalesce: merge consecutive rows into slice reads; ``False`` reads row by
-            row as a random-access loader does (default: ``True``).
-    """
-    for fetch in fetches:
-        got = reader.read(fetch.rows, output, coalesce)
-        for batch in fetch.batches:
-            yield got.take(batch)
+__all__ = ["BlockSampledDataset", "rows_to_tensors"]
 
 
 def rows_to_tensors(
@@ -141,5 +123,5 @@ class BlockSampledDataset(IterableDataset):
                             self.drop_last)
 
     def __iter__(self) -> Iterator[Any]:
-        for rows in iter_minibatches(self.reader, self.fetches(), "csr", self.coalesce):
+        for rows in read_minibatches(self.reader, self.fetches(), "csr", self.coalesce):
             yield self.transform(rows)
