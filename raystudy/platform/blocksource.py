@@ -23,13 +23,14 @@ one list per minibatch of ``B`` cells):
 :class:`~raystudy.algorithms.sampling.Rows` (CSR or dense ``X`` + obs).
 
 Splitting an epoch across N Ray Train workers. ``ray.train.get_dataset_shard``
-hands each worker a ``streaming_split(N, equal=True)`` of the dataset: Ray Data
-dispatches each block to exactly one worker, dynamically, to whichever is
-ready. We therefore plan the whole epoch once (``rank=0, world_size=1``) and
-let the split assign minibatches: shards are disjoint and together cover the
-epoch, a fast worker is never idle waiting for a slow one's fetches, and every
-minibatch keeps its planned composition. Two consequences: which worker gets
-which minibatch is not reproducible, and ``equal=True`` evens out the number
+hands each worker a ``streaming_split(N, equal=True)`` of the dataset: Ray Data's
+output splitter hands each block, as it is produced, to exactly one worker (the
+one that has received the fewest rows so far). We therefore plan the whole epoch
+once (``rank=0, world_size=1``) and let the split assign minibatches: shards are
+disjoint and together cover the epoch, no worker waits on a fetch planned for
+it while another worker's read is slow, and every minibatch keeps its planned
+composition. Two consequences: which worker gets which minibatch depends on the
+order in which read tasks finish (not reproducible), and ``equal=True`` evens out the number
 of minibatches per worker at the end of the stream by dropping fewer than N
 minibatches (rows of the dataset), never part of one. For scDataset's fixed
 assignment (rank ``r`` takes fetches ``r, r + W, ...``), build one datasource
