@@ -119,3 +119,23 @@ def test_h5ad_reads_identical_with_and_without_direct(tmp_path):
 def _handles(reader, rows):
     reader.read(rows[:1] % reader.n_rows)
     return reader._handles.values()
+
+
+@pytest.mark.parametrize("compression", [None, "gzip"])
+def test_files_written_by_anndata(tmp_path, compression):
+    import anndata as ad
+    import pandas as pd
+    import scipy.sparse as sp
+
+    from raystudy.algorithms.sampling import H5ADReader
+
+    x = sp.random(400, 30, density=0.2, format="csr", dtype=np.float32, random_state=0)
+    obs = pd.DataFrame({"plate": pd.Categorical(["a", "b"] * 200)}, index=map(str, range(400)))
+    path = tmp_path / "a.h5ad"
+    ad.AnnData(X=x, obs=obs).write_h5ad(path, compression=compression)
+    rows = np.sort(np.random.default_rng(0).choice(400, 150, replace=False))
+    reader = H5ADReader(path)
+    got = reader.read(rows, "dense")
+    assert np.array_equal(got.X, x[rows].toarray())
+    mapped = [isinstance(h, DirectSlices) for h in reader._handles.values()]
+    assert mapped == [compression is None] * 2
