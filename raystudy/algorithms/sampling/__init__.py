@@ -6,7 +6,7 @@ Deep Learning on Large-Scale Single-Cell Omics", arXiv 2506.01883.
     strategies.py  Streaming, BlockShuffling, BlockWeightedSampling, ClassBalancedSampling
     plan.py        plan_fetches: an epoch cut into sorted fetches and minibatches;
                    read_minibatches: a reader's minibatches for planned fetches
-    direct.py      slices of unfiltered HDF5 datasets copied straight out of the file
+    direct.py      slices of unfiltered HDF5 datasets read straight from the file
     diversity.py   minibatch label entropy and its expectation under true random sampling
     runs.py        coalescing a sorted row set into slice reads
     readers.py     Rows, RowReader, HDF5ArrayReader, MemmapReader

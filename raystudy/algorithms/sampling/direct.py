@@ -1,18 +1,22 @@
-"""Slices of an uncompressed HDF5 dataset copied straight out of the file.
+"""Slices of an uncompressed HDF5 dataset read straight from the file.
 
 An HDF5 dataset stored without filters (no compression, no shuffle, no checksum)
 keeps its elements as raw bytes: one contiguous extent, or one extent per chunk.
-Where every extent is known, a slice ``ds[a:b]`` is a copy out of a memory map of
-the file at computed byte offsets, with no call into HDF5 and no trip through its
-chunk cache (which, for chunks of 1 MiB or more, reads a whole chunk to serve a
-few hundred bytes). That per-call cost, not the bytes, is what dominates a
-block-sampled fetch of many short runs, so this is the readers' default; any
-dataset it cannot map (filtered, compact, partly unallocated, or chunked across
-rows of a 2-D array) is read through h5py as before.
+Where every extent is known, a slice ``ds[a:b]`` is one ``pread`` per extent it
+touches, straight into the caller's buffer, with no call into HDF5 and no trip
+through its chunk cache (which, for chunks of 1 MiB or more, reads a whole chunk
+to serve a few hundred bytes). That per-call cost, not the bytes, is what
+dominates a block-sampled fetch of many short runs, so this is the readers'
+default. ``pread`` rather than a memory map: a page fault on a map reads the
+device's whole read-ahead window around the page (8 MiB on some VMs), which on
+cold storage turns a random row into megabytes of reads. Any dataset this cannot
+place (filtered, compact, partly unallocated, or chunked across rows of a 2-D
+array) is read through h5py as before.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,10 +54,10 @@ def _extents(ds: h5py.Dataset) -> tuple[np.ndarray, np.ndarray] | None:
 
 
 class DirectSlices:
-    """Row slices of one unfiltered HDF5 dataset, read through a memory map.
+    """Row slices of one unfiltered HDF5 dataset, read with ``pread`` at known offsets.
 
     Build with :meth:`of`, which returns ``None`` when the dataset's storage
-    cannot be mapped. Picklable: the map is reopened on first use.
+    cannot be placed. Picklable: the file is reopened on first use.
     """
 
     def __init__(
@@ -67,7 +71,7 @@ class DirectSlices:
         self.path, self.shape, self.dtype = path, shape, np.dtype(dtype)
         self.first_row, self.byte_offset = first, offsets
         self.row_bytes = int(np.prod(shape[1:], dtype=np.int64)) * self.dtype.itemsize
-        self._map: np.memmap | None = None
+        self._file = None
 
     @classmethod
     def of(cls, ds: h5py.Dataset, path: Path) -> DirectSlices | None:
@@ -85,27 +89,34 @@ class DirectSlices:
             )
         return reader
 
-    def _file(self) -> np.memmap:
-        if self._map is None:
-            self._map = np.memmap(self.path, dtype=np.uint8, mode="r")
-        return self._map
+    def _fd(self) -> int:
+        if self._file is None:
+            self._file = open(self.path, "rb", buffering=0)
+        return self._file.fileno()
 
     def __call__(self, start: int, stop: int, out: np.ndarray) -> None:
         """Copy rows ``[start, stop)`` into ``out`` (shape ``(stop - start, ...)``)."""
-        data, first, offsets = self._file(), self.first_row, self.byte_offset
+        direct = out.dtype == self.dtype and out.flags.c_contiguous
+        buf = out if direct else np.empty(out.shape, self.dtype)
+        raw = memoryview(buf.reshape(-1).view(np.uint8))
+        first, offsets, fd = self.first_row, self.byte_offset, self._fd()
         k = int(np.searchsorted(first, start, side="right")) - 1
         at = start
         while at < stop:
             end = stop if k + 1 == len(first) else min(stop, int(first[k + 1]))
-            lo = int(offsets[k]) + (at - int(first[k])) * self.row_bytes
-            hi = lo + (end - at) * self.row_bytes
-            out[at - start : end - start] = (
-                data[lo:hi].view(self.dtype).reshape((end - at, *self.shape[1:]))
-            )
+            offset = int(offsets[k]) + (at - int(first[k])) * self.row_bytes
+            done, want = (at - start) * self.row_bytes, (end - at) * self.row_bytes
+            while want:
+                got = os.preadv(fd, [raw[done : done + want]], offset)
+                if got == 0:
+                    raise DataError(f"{self.path}: file ends inside a dataset (truncated?)")
+                done, want, offset = done + got, want - got, offset + got
             at, k = end, k + 1
+        if not direct:
+            out[...] = buf
 
     def __getstate__(self) -> dict:
-        return {**self.__dict__, "_map": None}
+        return {**self.__dict__, "_file": None}
 
 
 def slice_reader(ds: h5py.Dataset, path: Path, direct: bool = True) -> SliceReader:

@@ -50,7 +50,7 @@ def test_random_slices_equal_h5py(stored):
             assert np.array_equal(out, f["a"][a:b]), (a, b)
 
 
-def test_pickles_without_its_map(stored):
+def test_pickles_without_its_open_file(stored):
     path, truth = stored
     with h5py.File(path) as f:
         direct = DirectSlices.of(f["a"], path)
@@ -59,7 +59,7 @@ def test_pickles_without_its_map(stored):
     copy = pickle.loads(pickle.dumps(direct))
     again = np.empty_like(out)
     copy(3, 8, again)
-    assert copy._map is not direct._map and np.array_equal(out, again)
+    assert copy._file is not direct._file and np.array_equal(out, again)
     assert np.array_equal(out, truth[3:8])
 
 
@@ -139,3 +139,15 @@ def test_files_written_by_anndata(tmp_path, compression):
     assert np.array_equal(got.X, x[rows].toarray())
     mapped = [isinstance(h, DirectSlices) for h in reader._handles.values()]
     assert mapped == [compression is None] * 2
+
+
+def test_file_cut_after_opening_names_it(tmp_path):
+    path = tmp_path / "a.h5"
+    with h5py.File(path, "w") as f:
+        f.create_dataset("a", data=np.arange(1000.0), chunks=(100,))
+    with h5py.File(path) as f:
+        direct = DirectSlices.of(f["a"], path)
+    path.write_bytes(path.read_bytes()[: int(direct.byte_offset.max()) + 80])
+    out = np.empty(1000)
+    with pytest.raises(DataError, match="a.h5: file ends inside a dataset"):
+        direct(0, 1000, out)
