@@ -19,7 +19,10 @@ memory. A row's cache starts empty but fills as the row reads. Each cold row als
 prints the mean time of 32 uncached (``O_DIRECT``) 4 KiB random reads taken right
 after the drop: on a VM whose host caches the virtual disk, a read that misses the
 guest's page cache can still cost only tens of microseconds, and then the row is not
-disk-bound whatever ``--cold`` did.
+disk-bound whatever ``--cold`` did. ``--throttle IOPS/MBPS`` (with ``--cold``) then puts
+the process in a cgroup that caps its reads from the data's block device, which makes
+every page-cache miss pay what a real volume charges (3000/125: a cloud SSD volume's
+baseline IOPS and MB/s).
 
 Writes (once, then reuses) a synthetic collection of 1,000,000 cells x 2,000 genes
 in 8 plate files, then measures each loader in one process for about ``--seconds``,
@@ -88,6 +91,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
     p.add_argument("--cold", action="store_true",
                    help="drop the page cache before each row (root on Linux): disk-bound")
+    p.add_argument("--throttle", type=throttle_spec, default=None, metavar="IOPS/MBPS",
+                   help="with --cold: cap this process's reads from the data's disk, e.g. "
+                        "3000/125 (a cloud SSD volume's baseline; root, Linux cgroups)")
     p.add_argument("--settings", type=settings, default=None, metavar="B/F,...",
                    help="block/fetch-factor pairs to measure, e.g. 16/256,64/1024 "
                         "(default: all of blocks 1,4,16,64 x fetch factors 16,256,1024)")
@@ -110,6 +116,40 @@ def settings(text: str) -> list[tuple[int, int]]:
     if not pairs or any(len(p) != 2 or min(p) < 1 for p in pairs):
         raise argparse.ArgumentTypeError(f"expected BLOCK/FETCH[,BLOCK/FETCH...], got {text!r}")
     return [(b, f) for b, f in pairs]
+
+
+def throttle_spec(text: str) -> tuple[int, float]:
+    """``"3000/125"`` -> ``(3000, 125.0)``: read IOPS and MB/s."""
+    try:
+        iops, mbps = text.split("/")
+        limits = int(iops), float(mbps)
+    except ValueError:
+        limits = (0, 0.0)
+    if min(limits) <= 0:
+        raise argparse.ArgumentTypeError(f"expected IOPS/MBPS, e.g. 3000/125, got {text!r}")
+    return limits
+
+
+def throttle_reads(path: Path, iops: int, mbps: float) -> str:
+    """Cap this process's reads from the block device holding ``path`` (cgroup v1 or v2).
+
+    Emulates a volume that charges per request (a cloud SSD volume's baseline is
+    3,000 IOPS and 125 MB/s) on a machine whose own storage is faster or, as on a VM,
+    cached by its host. Returns the device ``major:minor`` it throttled.
+    """
+    st = os.stat(path)
+    device = f"{os.major(st.st_dev)}:{os.minor(st.st_dev)}"
+    if Path("/sys/fs/cgroup/cgroup.controllers").exists():
+        group = Path("/sys/fs/cgroup/raystudy-bench")
+        group.mkdir(exist_ok=True)
+        (group / "io.max").write_text(f"{device} riops={iops} rbps={int(mbps * 1e6)}\n")
+    else:
+        group = Path("/sys/fs/cgroup/blkio/raystudy-bench")
+        group.mkdir(exist_ok=True)
+        (group / "blkio.throttle.read_iops_device").write_text(f"{device} {iops}\n")
+        (group / "blkio.throttle.read_bps_device").write_text(f"{device} {int(mbps * 1e6)}\n")
+    (group / "cgroup.procs").write_text(f"{os.getpid()}\n")
+    return device
 
 
 DROP_CACHES = "/proc/sys/vm/drop_caches"
@@ -190,8 +230,12 @@ def random_batches(coll: H5ADCollection, batch_size: int, seed: int) -> Batches:
         yield got.X, got.obs["plate"]
 
 
-def annloader_batches(paths: list[Path], plates: np.ndarray, batch_size: int, seed: int):
-    """The paper's true-random baseline: anndata's AnnLoader with ``shuffle=True``."""
+def annloader_batches(paths: list[Path], plates: np.ndarray, batch_size: int, seed: int
+                      ) -> Batches:
+    """The paper's true-random baseline: anndata's AnnLoader with ``shuffle=True``.
+
+    The files are opened here, before the clock starts, as for every other loader.
+    """
     import warnings
 
     import anndata as ad
@@ -204,8 +248,12 @@ def annloader_batches(paths: list[Path], plates: np.ndarray, batch_size: int, se
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", FutureWarning)
         loader = AnnLoader(annc, batch_size=batch_size, shuffle=True)
-    for view in loader:
-        yield view.X.numpy(), np.array([code[p] for p in view.obs["plate"].tolist()])
+
+    def batches() -> Batches:
+        for view in loader:
+            yield view.X.numpy(), np.array([code[p] for p in view.obs["plate"].tolist()])
+
+    return batches()
 
 
 def our_batches(coll: H5ADCollection, strategy, batch_size: int, f: int, seed: int) -> Batches:
@@ -254,10 +302,24 @@ def main() -> None:
     paths = collection(args)
     if not args.cold:
         warm_page_cache(paths)
+    throttled = ""
+    if args.throttle:
+        if not args.cold:
+            print("--throttle needs --cold (a throttled disk behind a warm cache is not read)",
+                  file=sys.stderr)
+            sys.exit(2)
+        try:
+            device = throttle_reads(paths[0], *args.throttle)
+        except OSError as err:
+            print(f"--throttle needs a writable blkio/io cgroup (root on Linux) and could "
+                  f"not set one: {err}", file=sys.stderr)
+            sys.exit(2)
+        throttled = (f", reads from device {device} capped at {args.throttle[0]:,} IOPS and "
+                     f"{args.throttle[1]:g} MB/s")
     coll = H5ADCollection(paths, obs_columns=["plate"], direct=not args.h5py)
     counts = np.bincount(coll.obs["plate"])
     b, s, t = args.batch_size, args.seed, args.seconds
-    regime = ("cold: page cache dropped before each row" if args.cold
+    regime = ("cold: page cache dropped before each row" + throttled if args.cold
               else "page cache warm")
     print(
         f"# {coll.n_rows:,} cells x {coll.n_cols:,} genes in {len(paths)} files "
@@ -298,7 +360,7 @@ def main() -> None:
         if not args.skip_scdataset:
             record(("scdataset", block, f),
                    lambda bl=block, ff=f: scdataset_batches(paths, bl, b, ff, s), f)
-    report(rows, "cold" if args.cold else "warm")
+    report(rows, ("cold, throttled" if args.throttle else "cold") if args.cold else "warm")
     if not args.skip_ray:
         ray_data_consumers(args, coll)
 
