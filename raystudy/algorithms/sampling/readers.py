@@ -177,7 +177,8 @@ def read_dense_rows(
     Args:
         rows: sorted row ids (repeats allowed), shape ``(n,)``.
         n_cols, dtype: the matrix's width and element type.
-        read_span: ``read_span(start, stop, out)`` copies rows ``[start, stop)`` into ``out``.
+        read_span: ``read_span(start, stop, out)`` copies rows ``[start, stop)`` into ``out``;
+            a reader with a ``will_need(starts, stops)`` method is told all spans first.
         coalesce: merge consecutive rows into one read (default: ``True``).
         max_gap_bytes: read through holes of at most this many bytes (default: 65536).
 
@@ -188,6 +189,8 @@ def read_dense_rows(
     starts, stops = read_spans(
         rows, coalesce, lambda a, b: a[1:] - b[:-1], max_gap_bytes / row_bytes
     )
+    if hasattr(read_span, "will_need"):
+        read_span.will_need(starts, stops)
     buf = np.empty((int((stops - starts).sum()), n_cols), dtype=dtype)
     at = 0
     for a, b in zip(starts.tolist(), stops.tolist(), strict=True):

@@ -151,3 +151,16 @@ def test_file_cut_after_opening_names_it(tmp_path):
     out = np.empty(1000)
     with pytest.raises(DataError, match="a.h5: file ends inside a dataset"):
         direct(0, 1000, out)
+
+
+def test_will_need_takes_spans_across_extents(stored):
+    path, truth = stored
+    with h5py.File(path) as f:
+        direct = DirectSlices.of(f["a"], path)
+    n = len(truth)
+    starts, stops = np.array([0, n // 3, n - 5]), np.array([n // 2, n - 1, n])
+    direct.will_need(starts, stops)
+    for a, b in zip(starts, stops, strict=True):
+        out = np.empty((b - a, *truth.shape[1:]), dtype=truth.dtype.newbyteorder("="))
+        direct(int(a), int(b), out)
+        assert np.array_equal(out, truth[a:b])
