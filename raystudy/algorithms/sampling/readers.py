@@ -208,12 +208,12 @@ class _DenseRowReader(RowReader):
     dtype: np.dtype
 
     @abstractmethod
-    def _read_span(self, start: int, stop: int, out: np.ndarray) -> None:
-        """Copy rows ``[start, stop)`` into ``out`` (one read)."""
+    def _span_reader(self) -> Callable[[int, int, np.ndarray], None]:
+        """``read(start, stop, out)`` copying rows ``[start, stop)`` into ``out`` (one read)."""
 
     def _read_x(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
         x, n_reads = read_dense_rows(
-            rows, self.n_cols, self.dtype, self._read_span, coalesce, self.max_gap_bytes
+            rows, self.n_cols, self.dtype, self._span_reader(), coalesce, self.max_gap_bytes
         )
         self.n_reads += n_reads
         return sp.csr_matrix(x) if output == "csr" else x
@@ -270,11 +270,14 @@ class HDF5ArrayReader(_DenseRowReader):
             raise DataError(f"{self.path}: dataset {key!r} is {f[key].ndim}-D, expected {ndim}-D")
         return f[key]
 
-    def _read_span(self, start: int, stop: int, out: np.ndarray) -> None:
+    def _span_reader(self) -> SliceReader:
+        return self._slices(self.key)
+
+    def _read_x(self, rows: np.ndarray, output: Output, coalesce: bool) -> Any:
         try:
-            self._slices(self.key)(start, stop, out)
+            return super()._read_x(rows, output, coalesce)
         except OSError as err:
-            raise DataError(f"{self.path}: cannot read rows {start}:{stop}: {err}") from err
+            raise DataError(f"{self.path}: cannot read {self.key!r}: {err}") from err
 
 
 class MemmapReader(_DenseRowReader):
@@ -315,6 +318,9 @@ class MemmapReader(_DenseRowReader):
         self.n_rows, self.n_cols = self._array.shape
         self.dtype = self._array.dtype
         self.obs = _obs_arrays(obs, self.n_rows, self.path)
+
+    def _span_reader(self) -> Callable[[int, int, np.ndarray], None]:
+        return self._read_span
 
     def _read_span(self, start: int, stop: int, out: np.ndarray) -> None:
         out[...] = self._array[start:stop]
