@@ -27,7 +27,7 @@ import scipy.sparse as sp
 from numpy.typing import ArrayLike
 
 from ...errors import DataError
-from .direct import SliceReader, slice_reader
+from .direct import DirectSlices, SliceReader, slice_reader
 from .runs import read_spans
 
 __all__ = ["Rows", "RowReader", "HDF5ArrayReader", "MemmapReader", "Output"]
@@ -281,7 +281,11 @@ class HDF5ArrayReader(_DenseRowReader):
 
 
 class MemmapReader(_DenseRowReader):
-    """Rows of a NumPy array on disk (``.npy`` or raw bytes), memory-mapped.
+    """Rows of a C-ordered NumPy array on disk (``.npy`` or raw bytes).
+
+    The file is memory-mapped once to check its layout; rows are then read with
+    ``pread`` at known offsets (:class:`.direct.DirectSlices`), so the reader
+    pickles without its data and cold reads fetch only what they need.
 
     Args:
         path: a ``.npy`` file, or a raw file read with ``dtype`` and ``shape``.
@@ -304,23 +308,25 @@ class MemmapReader(_DenseRowReader):
             raise DataError(f"{self.path}: no such file")
         try:
             if self.path.suffix == ".npy":
-                self._array = np.load(self.path, mmap_mode="r")
+                array = np.load(self.path, mmap_mode="r")
             else:
                 if dtype is None or shape is None:
                     raise DataError(f"{self.path}: a raw memmap needs dtype and shape")
-                self._array = np.memmap(self.path, dtype=dtype, mode="r", shape=tuple(shape))
+                array = np.memmap(self.path, dtype=dtype, mode="r", shape=tuple(shape))
         except (ValueError, OSError) as err:
             raise DataError(
                 f"{self.path}: unreadable array (truncated or corrupt?): {err}"
             ) from err
-        if self._array.ndim != 2:
-            raise DataError(f"{self.path}: array is {self._array.ndim}-D, expected 2-D")
-        self.n_rows, self.n_cols = self._array.shape
-        self.dtype = self._array.dtype
+        if array.ndim != 2:
+            raise DataError(f"{self.path}: array is {array.ndim}-D, expected 2-D")
+        if not array.flags.c_contiguous:
+            raise DataError(f"{self.path}: array is not in C order (save np.ascontiguousarray)")
+        self.n_rows, self.n_cols = array.shape
+        self.dtype = array.dtype
         self.obs = _obs_arrays(obs, self.n_rows, self.path)
+        self._direct = DirectSlices(
+            self.path, array.shape, array.dtype, np.zeros(1, np.int64), np.array([array.offset])
+        )
 
-    def _span_reader(self) -> Callable[[int, int, np.ndarray], None]:
-        return self._read_span
-
-    def _read_span(self, start: int, stop: int, out: np.ndarray) -> None:
-        out[...] = self._array[start:stop]
+    def _span_reader(self) -> DirectSlices:
+        return self._direct

@@ -119,3 +119,19 @@ def test_errors_name_the_file(tmp_path):
         MemmapReader(tmp_path / "b.npy")
     with pytest.raises(DataError, match="c.npy"):
         MemmapReader(tmp_path / "c.npy")
+
+
+def test_memmap_reader_pickles_without_its_data(tmp_path):
+    x = np.random.default_rng(0).random((2000, 50))
+    np.save(tmp_path / "x.npy", x)
+    reader = MemmapReader(tmp_path / "x.npy")
+    blob = pickle.dumps(reader)
+    assert len(blob) < x.nbytes / 100
+    again = pickle.loads(blob)
+    assert np.array_equal(again.read([3, 1999], output="dense").X, x[[3, 1999]])
+
+
+def test_memmap_reader_refuses_fortran_order(tmp_path):
+    np.save(tmp_path / "f.npy", np.asfortranarray(np.ones((4, 3))))
+    with pytest.raises(DataError, match="f.npy.*C order"):
+        MemmapReader(tmp_path / "f.npy")
