@@ -54,12 +54,7 @@ from ray.data import Dataset, read_datasource
 from ray.data.block import Block, BlockMetadata
 from ray.data.datasource import Datasource, ReadTask
 
-from raystudy.algorithms.sampling import (
-    RowReader,
-    Rows,
-    SamplingStrategy,
-    plan_fetches,
-)
+from raystudy.algorithms.sampling import RowReader, Rows, SamplingStrategy, plan_fetches
 from raystudy.algorithms.sampling.plan import Fetch
 from raystudy.algorithms.sampling.readers import Output
 from raystudy.algorithms.sampling.runs import concat_ranges
@@ -89,7 +84,9 @@ def _reader_from(handle: Any) -> RowReader:
     return _READERS[key]
 
 
-def _lists(values: np.ndarray, offsets: np.ndarray, dtype: pa.DataType | None = None):
+def _lists(
+    values: np.ndarray, offsets: np.ndarray, dtype: pa.DataType | None = None
+) -> pa.LargeListArray:
     """``values`` cut at ``offsets`` (one list per minibatch) as an Arrow large_list column."""
     return pa.LargeListArray.from_arrays(
         pa.array(np.asarray(offsets, np.int64)), pa.array(values.reshape(-1), dtype)
