@@ -384,8 +384,10 @@ def ray_data_consumers(args: argparse.Namespace, coll: H5ADCollection) -> None:
     for reading. Throughput is the steady state of a training job: cells that arrived
     after every consumer had its first minibatch, over the time from then to the last
     arrival (start-up -- the split coordinator actor, worker processes importing
-    their modules -- is reported apart, as time to the first minibatch). A first
-    untimed pass starts the worker processes.
+    their modules -- is reported apart, as time to the first minibatch). An
+    untimed short pass of the same configuration first starts its worker processes:
+    otherwise the first configuration with two read tasks pays a new worker's start-up
+    (imports, unpickling the reader: seconds) inside its measurement.
     """
     import ray
 
@@ -439,9 +441,9 @@ def ray_data_consumers(args: argparse.Namespace, coll: H5ADCollection) -> None:
              object_store_memory=1 << 30)
     rates = {}
     try:
-        run(2, 2, True, 4, "train")
         for work, fetches in (("densify", args.ray_fetches), ("train", args.ray_fetches // 3)):
             for n, readers, equal in CONFIGS:
+                run(n, readers, equal, 2 * readers, work)
                 rate, first, entropy, cells = run(n, readers, equal, fetches, work)
                 rates[work, n, readers, equal] = rate
                 print(f"ray data   block 16 fetch 256, consumers {work}: {n} consumer(s), "
