@@ -30,7 +30,7 @@ import time
 from pathlib import Path
 
 import numpy as np
-from sampling import collection, drop_page_cache, settings, throttle_reads
+from sampling import collection, drop_page_cache, positive_int, settings, throttle_reads
 
 from raystudy.algorithms.sampling import BlockShuffling, H5ADCollection, plan_fetches
 from raystudy.algorithms.sampling.direct import DirectSlices
@@ -76,9 +76,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--regime", choices=("warm", "cold", "throttled"), default="warm")
     p.add_argument("--settings", type=settings, default=[(1, 256), (4, 256), (16, 256)],
                    metavar="B/F,...", help="block/fetch-factor pairs (default 1/256,4/256,16/256)")
-    p.add_argument("--fetches", type=int, default=3, help="fetches read per measurement")
-    p.add_argument("--reps", type=int, default=3, help="repetitions (median reported)")
-    p.add_argument("--batch-size", type=int, default=64)
+    p.add_argument("--fetches", type=positive_int, default=3, help="fetches read per measurement")
+    p.add_argument("--reps", type=positive_int, default=3, help="repetitions (median reported)")
+    p.add_argument("--batch-size", type=positive_int, default=64)
     return p.parse_args()
 
 

@@ -80,13 +80,13 @@ FETCH_FACTORS = (16, 256, 1024)
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--data", default="./data/bench_tahoe", help="collection folder (reused)")
-    p.add_argument("--cells", type=int, default=1_000_000, help="cells in the collection")
-    p.add_argument("--genes", type=int, default=2000, help="genes per cell")
-    p.add_argument("--plates", type=int, default=8, help="plate files")
+    p.add_argument("--cells", type=positive_int, default=1_000_000, help="cells in the collection")
+    p.add_argument("--genes", type=positive_int, default=2000, help="genes per cell")
+    p.add_argument("--plates", type=positive_int, default=8, help="plate files")
     p.add_argument("--density", type=float, default=0.1, help="fraction of non-zeros")
-    p.add_argument("--batch-size", type=int, default=64, help="minibatch size")
+    p.add_argument("--batch-size", type=positive_int, default=64, help="minibatch size")
     p.add_argument("--seconds", type=float, default=8.0, help="time per table row")
-    p.add_argument("--min-batches", type=int, default=4,
+    p.add_argument("--min-batches", type=positive_int, default=4,
                    help="minibatches each row delivers at least, whatever --seconds")
     p.add_argument("--seed", type=int, default=0, help="sampling seed")
     p.add_argument("--cold", action="store_true",
@@ -101,10 +101,21 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--h5py", action="store_true",
                    help="our readers call h5py per slice instead of reading the bytes directly")
     p.add_argument("--skip-ray", action="store_true", help="no Ray Data measurement")
-    p.add_argument("--ray-fetches", type=int, default=61,
+    p.add_argument("--ray-fetches", type=positive_int, default=61,
                    help="fetches (of 64 x 256 rows) read per Ray Data measurement")
     p.add_argument("--ray-only", action="store_true", help="only the Ray Data measurement")
     return p.parse_args()
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (else one line and exit 2)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected an integer >= 1, got {text!r}")
+    return value
 
 
 def settings(text: str) -> list[tuple[int, int]]:
