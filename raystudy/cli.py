@@ -14,12 +14,34 @@ from pathlib import Path
 from raystudy.errors import UserError
 
 
+def _number(kind: type, low: float, high: float | None = None):
+    """An argparse type: ``kind`` (int or float) within [low, high], else one usage line."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
+        if value != value or value < low or (high is not None and value > high):
+            bound = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
+            raise argparse.ArgumentTypeError(f"{text} must be {bound}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
 def _add_compute(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("compute")
-    group.add_argument("--workers", type=int, default=0,
+    group.add_argument("--workers", type=_number(int, 0), default=0,
                        help="Ray Train workers per trial (0: the loop runs in the trial itself)")
-    group.add_argument("--cpus-per-worker", type=float, default=1.0)
-    group.add_argument("--gpus-per-worker", type=float, default=0.0)
+    group.add_argument("--cpus-per-worker", type=_number(float, 0), default=1.0)
+    group.add_argument("--gpus-per-worker", type=_number(float, 0), default=0.0)
+    group.add_argument("--map-tasks", type=_number(int, 0), default=0,
+                       help="Ray tasks each trial reserves for its parallel work (ctx.map: "
+                       "evaluation episodes, E-step shards); 0 runs that work in the trial")
+    group.add_argument("--cpus-per-map-task", type=_number(float, 0), default=1.0)
     group.add_argument("--address", default=None,
                        help="Ray cluster to attach to (default: RAY_ADDRESS, else embedded Ray)")
     group.add_argument("--storage", default="runs",
@@ -161,7 +183,8 @@ def _request(args: argparse.Namespace, kind: str):
     from raystudy.platform.trainable import Compute
 
     compute = Compute(workers=args.workers, cpus_per_worker=args.cpus_per_worker,
-                      gpus_per_worker=args.gpus_per_worker)
+                      gpus_per_worker=args.gpus_per_worker, map_tasks=args.map_tasks,
+                      cpus_per_map_task=args.cpus_per_map_task)
     request = Request(kind=kind, study=args.study, profile=args.profile,
                       overrides=parse_set_args(args.overrides), compute=compute,
                       storage=args.storage, name=args.name)

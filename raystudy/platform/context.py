@@ -6,6 +6,11 @@ The same loop runs in three places, each with its own context:
 * ``TuneContext``: one process per trial inside a Ray Tune sweep;
 * ``TrainContext``: one of N Ray Train workers (DDP) launched by a trial.
 
+``map(fn, items)`` fans work out from a trial (evaluation episodes, E-step shards):
+Ray tasks inside the trial's own placement group when the trial reserved map slots
+(``--map-tasks N``), in-process otherwise, so it can never wait for CPUs that
+concurrent trials hold. Results come back in the order of ``items``.
+
 ``report`` marks a trial as diverged when a reported study metric is NaN or infinite:
 the value becomes the worst possible (``inf`` for a minimised metric), ``diverged`` is
 set to 1, and ``TrialDiverged`` ends the loop so the sweep can go on.
@@ -17,7 +22,7 @@ import copy
 import math
 import os
 import tempfile
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import torch
@@ -29,6 +34,27 @@ CHECKPOINT_FILE = "state.pt"
 
 class TrialDiverged(Exception):
     """Raised by ``report`` after a non-finite metric; the platform ends the trial cleanly."""
+
+
+class MapTaskError(RuntimeError):
+    """A ``ctx.map`` call whose function raised on one item; the message names the item."""
+
+
+def _describe(fn: Callable[..., Any], index: int, item: Any) -> str:
+    name = getattr(fn, "__name__", None) or getattr(getattr(fn, "func", None), "__name__", "fn")
+    text = repr(item)
+    return f"{name} failed on item {index} ({text[:80] + '...' if len(text) > 80 else text})"
+
+
+def map_local(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+    """``[fn(x) for x in items]`` with the failing item named in the error."""
+    out = []
+    for index, item in enumerate(items):
+        try:
+            out.append(fn(item))
+        except Exception as exc:
+            raise MapTaskError(f"{_describe(fn, index, item)}: {exc!r}") from exc
+    return out
 
 
 def _is_nonfinite(value: Any) -> bool:
@@ -59,12 +85,30 @@ class TrialContext:
         metrics: tuple[Metric, ...] = (),
         datasets: Mapping[str, Any] | None = None,
         device: str = "auto",
+        map_tasks: int = 0,
+        cpus_per_map_task: float = 1.0,
     ) -> None:
         self.metrics = metrics
         self.datasets = dict(datasets or {})
         self._device = device
         self.world_size = 1
         self.rank = 0
+        self.map_tasks = map_tasks
+        self.cpus_per_map_task = cpus_per_map_task
+
+    def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
+        """``[fn(x) for x in items]``, fanned out to the trial's map slots where it has any.
+
+        ``fn`` must be picklable (a module-level function or a ``functools.partial`` of
+        one). A failing item raises ``MapTaskError`` naming it, with the cause chained.
+        """
+        items = list(items)
+        if self.map_tasks < 1 or len(items) < 2:
+            return map_local(fn, items)
+        return self._map_remote(fn, items)
+
+    def _map_remote(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        return map_local(fn, items)
 
     @property
     def is_main(self) -> bool:
@@ -135,6 +179,29 @@ def _load_state(checkpoint: Any) -> dict[str, Any] | None:
 
 class TuneContext(TrialContext):
     """One trial in one Ray Tune actor."""
+
+    def _map_remote(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
+        """Ray tasks in the trial's placement group: its map bundles, never another trial's."""
+        import ray
+        from ray.util.placement_group import get_current_placement_group
+        from ray.util.scheduling_strategies import PlacementGroupSchedulingStrategy
+
+        group = get_current_placement_group()
+        strategy = (PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=-1)
+                    if group is not None else "DEFAULT")
+        task = ray.remote(fn).options(num_cpus=self.cpus_per_map_task,
+                                      scheduling_strategy=strategy, max_retries=0)
+        refs = [task.remote(item) for item in items]
+        out = []
+        for index, ref in enumerate(refs):
+            try:
+                out.append(ray.get(ref))
+            except ray.exceptions.RayTaskError as exc:
+                for pending in refs[index + 1:]:
+                    ray.cancel(pending)
+                cause = exc.cause if getattr(exc, "cause", None) is not None else exc
+                raise MapTaskError(f"{_describe(fn, index, items[index])}: {cause!r}") from cause
+        return out
 
     def _send(self, metrics: dict[str, Any], checkpoint: Mapping[str, Any] | None) -> None:
         from ray import tune

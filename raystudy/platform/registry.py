@@ -1,8 +1,14 @@
-"""Registered studies. Imports are lazy so ``raystudy list`` stays fast."""
+"""Registered studies. Imports are lazy so ``raystudy list`` stays fast.
+
+A study whose own dependencies live in an extra (``pip install 'raystudy[graph]'``)
+names the modules it needs; a missing one is a one-line ``UserError`` saying which
+extra to install, before anything else is imported.
+"""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from dataclasses import dataclass
 
 from raystudy.errors import UserError
@@ -14,6 +20,10 @@ class StudyEntry:
     name: str
     module: str
     description: str
+    extra: str | None = None
+    """The pyproject extra holding the study's own dependencies."""
+    requires: tuple[str, ...] = ()
+    """Top-level modules of that extra the study imports."""
 
 
 STUDIES: tuple[StudyEntry, ...] = (
@@ -34,10 +44,25 @@ def entries() -> tuple[StudyEntry, ...]:
     return STUDIES
 
 
+def missing_modules(modules: tuple[str, ...]) -> list[str]:
+    """The modules of ``modules`` that cannot be imported here."""
+    return [m for m in modules if importlib.util.find_spec(m) is None]
+
+
+def require_extra(what: str, extra: str, modules: tuple[str, ...]) -> None:
+    """Raise a one-line UserError naming the extra to install when a module is missing."""
+    missing = missing_modules(modules)
+    if missing:
+        raise UserError(f"{what} needs {', '.join(missing)}: "
+                        f"pip install 'raystudy[{extra}]'")
+
+
 def get_study(name: str) -> Study:
     """Import and return a study by name; an unknown name is a UserError listing the valid ones."""
     for entry in STUDIES:
         if entry.name == name:
+            if entry.extra:
+                require_extra(f"study {name}", entry.extra, entry.requires)
             return importlib.import_module(entry.module).STUDY
     valid = ", ".join(e.name for e in STUDIES)
     raise UserError(f"unknown study '{name}'; available studies: {valid}")

@@ -28,15 +28,33 @@ class Compute:
     gpus_per_worker: float = 0.0
     worker_max_failures: int = 2
     device: str = "auto"
+    map_tasks: int = 0
+    """Extra one-task bundles the trial reserves for ``ctx.map`` (0: map runs in-process)."""
+    cpus_per_map_task: float = 1.0
 
-    def resources(self) -> dict[str, float]:
-        """Resources Tune reserves for the trial process itself."""
+    def trial_bundle(self) -> dict[str, float]:
+        """Resources of the trial process itself."""
         if self.workers:
             # The trial only drives the TorchTrainer; the workers hold the CPUs/GPUs.
             # Tune refuses an all-zero request, and any CPU fraction would keep N
             # one-CPU workers off an N-CPU machine: ask for one byte of memory instead.
             return {"CPU": 0, "memory": 1}
-        return {"CPU": self.cpus_per_worker, "GPU": self.gpus_per_worker}
+        bundle = {"CPU": self.cpus_per_worker, "GPU": self.gpus_per_worker}
+        return bundle if any(bundle.values()) else {"CPU": 0, "memory": 1}
+
+    def map_bundles(self) -> list[dict[str, float]]:
+        """One bundle per ``ctx.map`` slot, reserved with the trial (no deadlock)."""
+        if self.workers:
+            return []
+        return [{"CPU": self.cpus_per_map_task}] * self.map_tasks
+
+    def resources(self) -> Any:
+        """What Tune reserves per trial: a dict, or a placement group with map bundles."""
+        if not self.map_bundles():
+            return self.trial_bundle()
+        from ray.tune import PlacementGroupFactory
+
+        return PlacementGroupFactory([self.trial_bundle(), *self.map_bundles()])
 
 
 def run_loop(study: Study, config: Any, ctx: TrialContext) -> None:
@@ -61,7 +79,9 @@ def make_trainable(
         config = validate(apply_overrides(base_config, params))
         if compute.workers == 0:
             datasets = study.datasets(config) if study.datasets else None
-            ctx = TuneContext(study.metrics, datasets=datasets, device=compute.device)
+            ctx = TuneContext(study.metrics, datasets=datasets, device=compute.device,
+                              map_tasks=compute.map_tasks,
+                              cpus_per_map_task=compute.cpus_per_map_task)
             run_loop(study, config, ctx)
             return
         _fit_torch_trainer(study, config, compute, storage_path)
