@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from raystudy.errors import UserError
+from raystudy.errors import Interrupted, UserError
 
 
 def _number(kind: type, low: float, high: float | None = None):
@@ -32,6 +32,13 @@ def _number(kind: type, low: float, high: float | None = None):
     return parse
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a usage error is one line (``raystudy: error: ...``) and exit 2."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.exit(2, f"raystudy: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _add_compute(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("compute")
     group.add_argument("--workers", type=_number(int, 0), default=0,
@@ -44,6 +51,8 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--cpus-per-map-task", type=_number(float, 0), default=1.0)
     group.add_argument("--address", default=None,
                        help="Ray cluster to attach to (default: RAY_ADDRESS, else embedded Ray)")
+    group.add_argument("--connect-timeout", type=_number(float, 0.1), default=10.0,
+                       metavar="S", help="seconds the cluster may take to answer (default 10)")
     group.add_argument("--storage", default="runs",
                        help="where run folders go: a local path or s3://, gs:// (default ./runs)")
     group.add_argument("--name", default=None, help="run folder name (default STUDY-KIND-time)")
@@ -61,7 +70,7 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="raystudy", description="Run machine-learning studies on Ray: local or cluster."
     )
     sub = parser.add_subparsers(dest="command", required=True)
@@ -78,17 +87,20 @@ def build_parser() -> argparse.ArgumentParser:
                        help="search space: a shipped name or a YAML file (default: profile's)")
     sweep.add_argument("--search", default="grid", help="grid | random | optuna")
     sweep.add_argument("--scheduler", default="fifo", help="fifo | asha")
-    sweep.add_argument("--samples", type=int, default=1,
+    sweep.add_argument("--samples", type=_number(int, 1), default=1,
                        help="samples per grid point (random/optuna: trials)")
-    sweep.add_argument("--max-concurrent", type=int, default=None)
-    sweep.add_argument("--seed", type=int, default=0, help="seed of the search algorithm")
-    sweep.add_argument("--trial-retries", type=int, default=0,
-                       help="times Tune retries a trial that raised")
+    sweep.add_argument("--max-concurrent", type=_number(int, 1), default=None)
+    sweep.add_argument("--seed", type=_number(int, 0), default=0,
+                       help="seed of the search algorithm")
+    sweep.add_argument("--trial-retries", type=_number(int, 0, 100), default=0,
+                       help="times Tune retries a trial that raised (0-100)")
     sweep.add_argument("--resume", action="store_true",
                        help="finish an interrupted sweep (--name, else the newest unfinished)")
 
     report = sub.add_parser("report", help="tables, figures and report.md/html of a run folder")
     report.add_argument("run_dir")
+    report.add_argument("--out", default=None,
+                        help="write the report here instead of into RUN_DIR (e.g. read-only)")
 
     data = sub.add_parser("data", help="make or inspect datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -98,18 +110,19 @@ def build_parser() -> argparse.ArgumentParser:
     tokens.add_argument("out_dir")
     tokens.add_argument("--source", default="stdlib",
                         help="'stdlib' (Python's own sources) or a folder of text files")
-    tokens.add_argument("--seq-len", type=int, default=128)
-    tokens.add_argument("--max-bytes", type=int, default=20_000_000)
+    tokens.add_argument("--seq-len", type=_number(int, 2), default=128)
+    tokens.add_argument("--max-bytes", type=_number(int, 1), default=20_000_000)
     cells = data_sub.add_parser(
         "make-anndata", help="write a synthetic Tahoe-like collection, one .h5ad per plate"
     )
     cells.add_argument("out_dir")
-    cells.add_argument("--cells", type=int, required=True, help="total cells")
-    cells.add_argument("--genes", type=int, required=True, help="genes per cell")
-    cells.add_argument("--plates", type=int, default=8, help="plate files (default 8)")
-    cells.add_argument("--density", type=float, default=0.1,
-                       help="fraction of non-zero counts (default 0.1)")
-    cells.add_argument("--seed", type=int, default=0)
+    cells.add_argument("--cells", type=_number(int, 1), required=True, help="total cells")
+    cells.add_argument("--genes", type=_number(int, 1), required=True, help="genes per cell")
+    cells.add_argument("--plates", type=_number(int, 1), default=8,
+                       help="plate files (default 8)")
+    cells.add_argument("--density", type=_number(float, 1e-9, 1.0), default=0.1,
+                       help="fraction of non-zero counts, in (0, 1] (default 0.1)")
+    cells.add_argument("--seed", type=_number(int, 0), default=0)
     _add_jobs_commands(sub)
     return parser
 
@@ -211,12 +224,12 @@ def dispatch(args: argparse.Namespace) -> int:
         from raystudy.platform.runner import execute
 
         run_dir = execute(_request(args, args.command), resume=args.resume,
-                          address=args.address)
+                          address=args.address, connect_timeout_s=args.connect_timeout)
         return _exit_code(run_dir)
     if args.command == "report":
         from raystudy.platform.report import write_report
 
-        print(f"raystudy: report written to {write_report(args.run_dir)}")
+        print(f"raystudy: report written to {write_report(args.run_dir, out_dir=args.out)}")
         return 0
     if args.command == "data" and args.data_command == "make-tokens":
         from raystudy.platform.datasets import make_token_dataset
@@ -237,12 +250,30 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Exit codes: 0 done, 1 every trial failed, 2 a user error (one line), 130 Ctrl-C."""
+    from raystudy.platform.preflight import describe_os_error, is_user_os_error
+
     args = build_parser().parse_args(argv)
     try:
         return dispatch(args)
     except UserError as exc:
-        print(f"raystudy: error: {exc}", file=sys.stderr)
+        print(f"raystudy: error: {_one_line(str(exc))}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
-        print("raystudy: interrupted; resume with --resume", file=sys.stderr)
+    except OSError as exc:
+        if not is_user_os_error(exc):
+            raise
+        print(f"raystudy: error: {describe_os_error(exc)}", file=sys.stderr)
+        return 2
+    except (KeyboardInterrupt, Interrupted) as exc:
+        print(f"raystudy: {_interrupt_line(exc)}", file=sys.stderr)
         return 130
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _interrupt_line(exc: BaseException) -> str:
+    command = getattr(exc, "command", "")
+    message = str(exc) or "interrupted"
+    return f"{message}; resume with `{command}`" if command else message

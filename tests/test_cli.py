@@ -55,9 +55,10 @@ def test_console_script_exit_code_in_a_subprocess():
     "argv,message",
     [
         (["run", "optimizer_robustness", "--set", "data.source=tokens",
-          "--set", "data.path=/nonexistent-tokens"], "data.path=/nonexistent-tokens: no train.npy"),
+          "--set", "data.path=/nonexistent-tokens"],
+         "data.path /nonexistent-tokens/train.npy: no such file"),
         (["run", "optimizer_robustness", "--set", "data.source=/nonexistent-text"],
-         "no such folder of text files"),
+         "data.source /nonexistent-text: no such folder"),
         (["sweep", "cell_classifier", "--set", "data.path=/nonexistent-cells"],
          "data.path=/nonexistent-cells: no such file or folder"),
     ],

@@ -70,7 +70,10 @@ def write_token_files(
             raise ValueError(f"corpus too small for seq_len={seq_len}")
         rows = part[: n_rows * (seq_len + 1)].reshape(n_rows, seq_len + 1).astype(np.uint16)
         tmp = out / f".{name}.npy.tmp"
-        with open(tmp, "wb") as handle:
-            np.save(handle, rows)
-        os.replace(tmp, out / f"{name}.npy")
+        try:
+            with open(tmp, "wb") as handle:
+                np.save(handle, rows)
+            os.replace(tmp, out / f"{name}.npy")
+        finally:
+            tmp.unlink(missing_ok=True)  # a failed write (a full disk) leaves nothing behind
     return out

@@ -1,10 +1,25 @@
-"""``raystudy data ...``: make datasets the studies read, with clear errors."""
+"""``raystudy data ...``: make datasets the studies read, with clear errors.
+
+Each command checks its output folder first (a probe write, and room for the estimated
+size), so a read-only mount, a permission problem or a full disk is one line naming the
+folder before anything is written; the writers themselves write to temporary files and
+rename them, and remove the temporaries when a write fails.
+"""
 
 from __future__ import annotations
 
+import errno
 from pathlib import Path
 
-from raystudy.errors import DataError
+from raystudy.errors import DataError, UserError
+from raystudy.platform.preflight import check_writable
+
+MB = 1024**2
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """h5py reports a failed write as RuntimeError carrying errno 28 in its text."""
+    return getattr(exc, "errno", None) == errno.ENOSPC or "errno = 28" in str(exc)
 
 
 def make_token_dataset(out_dir: str, source: str, seq_len: int, max_bytes: int) -> Path:
@@ -15,9 +30,18 @@ def make_token_dataset(out_dir: str, source: str, seq_len: int, max_bytes: int) 
         raise DataError("make-tokens needs --seq-len >= 2 and --max-bytes >= 10 * seq-len")
     try:
         tokens = text_bytes(source, max_bytes)
-        return write_token_files(out_dir, tokens, seq_len)
     except (FileNotFoundError, ValueError) as exc:
         raise DataError(str(exc)) from None
+    check_writable(out_dir, "make-tokens output folder", need_bytes=2 * tokens.size + MB)
+    try:
+        return write_token_files(out_dir, tokens, seq_len)
+    except ValueError as exc:
+        raise DataError(str(exc)) from None
+    except OSError as exc:
+        if exc.errno is not None or "written" not in str(exc):
+            raise
+        raise UserError(f"make-tokens output folder {out_dir}: no space left on device "
+                        f"({exc})") from None
 
 
 def make_anndata(out_dir: str, cells: int, genes: int, plates: int, density: float,
@@ -25,5 +49,14 @@ def make_anndata(out_dir: str, cells: int, genes: int, plates: int, density: flo
     """A synthetic Tahoe-like collection, one .h5ad per plate (see algorithms.sampling)."""
     from raystudy.algorithms.sampling import make_anndata_collection
 
-    return make_anndata_collection(out_dir, cells, genes, plates, density, seed=seed,
-                                   progress=True)
+    # float32 counts + int32 column indices per non-zero, int64 indptr, obs: 10% margin.
+    estimate = int(1.1 * (cells * genes * density * 8 + cells * 24)) + 4 * MB * plates
+    check_writable(out_dir, "make-anndata output folder", need_bytes=estimate)
+    try:
+        return make_anndata_collection(out_dir, cells, genes, plates, density, seed=seed,
+                                       progress=True)
+    except (OSError, RuntimeError) as exc:
+        if not _disk_full(exc):
+            raise
+        raise UserError(f"make-anndata output folder {out_dir}: no space left on device "
+                        f"(the collection needs about {estimate / MB:.0f} MB)") from None

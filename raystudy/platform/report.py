@@ -16,8 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from raystudy.platform.config import apply_overrides, load_config, to_flat_dict
+from raystudy.platform.preflight import check_writable
 from raystudy.platform.registry import get_study
 from raystudy.platform.results import RunResults, TrialRecord, load_results
+from raystudy.platform.rundir import write_json_atomic, write_text_atomic
 from raystudy.platform.study import Analysis, Study, Table
 
 STATUSES = ("finished", "diverged", "error", "unfinished")
@@ -125,19 +127,35 @@ def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     return to_flat_dict(base)
 
 
-def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
-    """Build summary.json, report.md, report.html and figures/ for a run folder."""
+def _previous_wall_time(summary_path: Path) -> float | None:
+    """The wall time a previous report recorded; a corrupt summary is simply rebuilt."""
+    try:
+        value = json.loads(summary_path.read_text()).get("wall_time_s")
+    except (OSError, ValueError, AttributeError):
+        return None
+    return value if isinstance(value, (int, float)) else None
+
+
+def write_report(run_dir: Path | str, wall_time_s: float | None = None,
+                 out_dir: Path | str | None = None) -> Path:
+    """Build summary.json, report.md, report.html and figures/ for a run folder.
+
+    ``out_dir`` (default: the run folder) is where they go, e.g. for a read-only copy.
+    """
     run_dir = Path(run_dir)
+    out = Path(out_dir) if out_dir is not None else run_dir
     results = load_results(run_dir)
+    check_writable(out, "report folder", need_bytes=1024**2,
+                   hint="" if out_dir else " (write the report elsewhere with --out DIR)")
     study = get_study(results.request["study"])
     base_config = attach_configs(results, study)
-    figures_dir = run_dir / "figures"
+    if wall_time_s is None:
+        wall_time_s = _previous_wall_time(run_dir / "summary.json")
+    out.mkdir(parents=True, exist_ok=True)
+    figures_dir = out / "figures"
     figures_dir.mkdir(exist_ok=True)
     analysis = study.analyze(results, figures_dir) if study.analyze else Analysis()
     counts = {s: len(results.by_status(s)) for s in STATUSES}
-    previous = run_dir / "summary.json"
-    if wall_time_s is None and previous.exists():
-        wall_time_s = json.loads(previous.read_text()).get("wall_time_s")
 
     tables = [*analysis.tables, trials_table(results, study)]
     problems = [t for t in results.trials if t.status in ("diverged", "error")]
@@ -164,21 +182,19 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
         "wall_time_s": wall_time_s,
         "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
-    tmp = run_dir / "summary.json.tmp"
-    tmp.write_text(json.dumps(summary, indent=2, default=str) + "\n")
-    tmp.replace(run_dir / "summary.json")
+    write_json_atomic(out / "summary.json", summary)
 
     header = _header(results, study, counts)
     if wall_time_s is not None:
         header.append(("wall time", f"{wall_time_s:.1f} s"))
-    figures = [(title, path.relative_to(run_dir)) for title, path in analysis.figures]
+    figures = [(title, path.relative_to(out)) for title, path in analysis.figures]
     md = [f"# {study.name} report", ""]
     md += [f"- **{k}**: {v}" for k, v in header] + [""]
     md += [f"> {note}\n" for note in analysis.notes]
     md += [f"![{title}]({path})\n" for title, path in figures]
     md += [markdown_table(t) for t in tables]
     md.append(f"TensorBoard: `tensorboard --logdir {run_dir}`\n")
-    (run_dir / "report.md").write_text("\n".join(md))
+    write_text_atomic(out / "report.md", "\n".join(md))
 
     page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]
     page += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in header]
@@ -187,8 +203,8 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None) -> Path:
     page += [f"<figure><img src='{p}' alt='{html.escape(t)}'><figcaption>{html.escape(t)}"
              "</figcaption></figure>" for t, p in figures]
     page += [html_table(t) for t in tables]
-    (run_dir / "report.html").write_text(
+    write_text_atomic(out / "report.html",
         f"<!doctype html><html><head><meta charset='utf-8'><title>{study.name}</title>"
         f"<style>{_CSS}</style></head><body>{''.join(page)}</body></html>\n"
     )
-    return run_dir / "report.md"
+    return out / "report.md"

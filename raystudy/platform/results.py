@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raystudy.errors import UserError
+from raystudy.errors import DataError, UserError
 
 REQUEST_FILE = "raystudy.json"
 
@@ -90,12 +90,16 @@ def _trial_states(run_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
     states = sorted(run_dir.glob("experiment_state-*.json"))
     if not states:
         return []
-    data = json.loads(states[-1].read_text())
-    out = []
-    for trial_json, runtime_json in data.get("trial_data", []):
-        trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
-        runtime = json.loads(runtime_json) if isinstance(runtime_json, str) else runtime_json
-        out.append((trial, runtime))
+    try:
+        data = json.loads(states[-1].read_text())
+        out = []
+        for trial_json, runtime_json in data.get("trial_data", []):
+            trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
+            runtime = json.loads(runtime_json) if isinstance(runtime_json, str) else runtime_json
+            out.append((dict(trial), dict(runtime)))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise DataError(f"{states[-1]} is corrupt ({type(exc).__name__}: truncated or "
+                        "overwritten?); Tune rewrites it when the sweep is resumed") from None
     return out
 
 
@@ -117,8 +121,10 @@ def load_results(run_dir: Path | str) -> RunResults:
         raise UserError(f"{run_dir} is not a raystudy run folder (no {REQUEST_FILE})")
     try:
         request = json.loads(request_path.read_text())
-    except json.JSONDecodeError:
-        raise UserError(f"{request_path} is corrupt (not JSON)") from None
+    except ValueError:
+        raise DataError(f"{request_path} is corrupt (not JSON)") from None
+    if not isinstance(request, dict) or "study" not in request:
+        raise DataError(f"{request_path} is corrupt (no study named)")
     trials = []
     for trial, runtime in _trial_states(run_dir):
         logdir = run_dir / trial.get("relative_logdir", "")

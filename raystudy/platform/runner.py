@@ -1,25 +1,47 @@
-"""``raystudy run`` and ``raystudy sweep``: build the Tuner, run it, write the report.
+"""``raystudy run`` and ``raystudy sweep``: check the request, build the Tuner, run, report.
 
 A run is a sweep of one trial, so both share one path: the same results layout,
-checkpoints, divergence handling and resume. The request is saved as
-``raystudy.json`` in the run folder before the first trial starts, so
-``--resume`` (and ``raystudy report``) know the study, profile, overrides and space.
+checkpoints, divergence handling and resume. Everything a user can get wrong is
+checked before any work starts, in this order: the request's own values, the study's
+config and space, the study's data (on the driver, before Ray), the storage folder
+(probe write, free space), the cluster address, and whether a trial can ever be placed.
+Only then is the run folder created, with the request saved as ``raystudy.json``; a
+start that fails before Tune wrote its experiment state removes the folder again.
+Ctrl-C stops the sweep through Tune's own graceful stop (state saved, resumable),
+prints the resume command and exits 130.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
+import logging
 import os
+import signal
+import sys
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from raystudy.errors import ConfigError, UserError
+from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataError, UserError
+from raystudy.platform import preflight
 from raystudy.platform.config import load_config, profile_sweep_defaults
 from raystudy.platform.registry import get_study
 from raystudy.platform.results import REQUEST_FILE
+from raystudy.platform.rundir import (
+    find_resumable,
+    has_tune_state,
+    is_local,
+    remove_failed_start,
+    storage_root,
+    trial_counts,
+    unfinished,
+    write_json_atomic,
+    write_remote,
+)
 from raystudy.platform.session import ray_session, resolve_address
 from raystudy.platform.study import Study
 from raystudy.platform.trainable import Compute, make_trainable
@@ -57,14 +79,9 @@ class Request:
         data["compute"] = Compute(**data.get("compute", {}))
         return cls(**data)
 
-
-def storage_root(storage: str) -> str:
-    """Absolute local path (or an unchanged URI such as s3://bucket/runs)."""
-    return storage if "://" in storage else os.path.abspath(storage)
-
-
-def is_local(storage: str) -> bool:
-    return "://" not in storage
+    def resume_command(self) -> str:
+        return (f"raystudy {self.kind} {self.study} --resume --name {self.name} "
+                f"--storage {self.storage}")
 
 
 def _validate_request(request: Request) -> None:
@@ -78,8 +95,15 @@ def _validate_request(request: Request) -> None:
         raise UserError("--samples must be >= 1")
     if request.max_concurrent is not None and request.max_concurrent < 1:
         raise UserError("--max-concurrent must be >= 1")
-    if request.compute.workers < 0 or request.compute.gpus_per_worker < 0:
-        raise UserError("--workers and --gpus-per-worker must be >= 0")
+    if request.trial_max_failures < 0:
+        raise UserError("--trial-retries must be >= 0")
+    c = request.compute
+    if min(c.workers, c.cpus_per_worker, c.gpus_per_worker, c.map_tasks,
+           c.cpus_per_map_task) < 0:
+        raise UserError("--workers, --cpus-per-worker, --gpus-per-worker, --map-tasks and "
+                        "--cpus-per-map-task must be >= 0")
+    if request.name is not None:
+        preflight.check_run_name(request.name)
 
 
 def _search_alg(request: Request, study: Study):
@@ -143,53 +167,70 @@ def _new_run_name(request: Request) -> str:
     return f"{request.study}-{request.kind}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
-def find_resumable(storage: str, study: str) -> Path | None:
-    """The newest run folder of ``study`` under ``storage`` that has no summary yet."""
-    root = Path(storage_root(storage))
-    candidates = []
-    for request_file in root.glob(f"*/{REQUEST_FILE}"):
-        try:
-            saved = json.loads(request_file.read_text())
-        except (OSError, json.JSONDecodeError):
-            continue
-        if saved.get("study") == study and _unfinished(request_file.parent):
-            candidates.append(request_file.parent)
-    return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
-
-
-def _unfinished(run_dir: Path) -> bool:
-    """No summary yet (killed), or a summary that counts unfinished trials (interrupted)."""
+def _check_data(study: Study, config: Any, on_cluster: bool) -> None:
+    """The study's data check on the driver. Attached to a cluster, data that is missing
+    here may live there: say so and go on; data that is here but wrong is an error."""
+    if study.check_data is None:
+        return
     try:
-        counts = json.loads((run_dir / "summary.json").read_text())["counts"]
-    except (OSError, json.JSONDecodeError, KeyError):
-        return True
-    return counts.get("unfinished", 0) > 0
+        notes = study.check_data(config) or []
+    except MissingDataError as exc:
+        if not on_cluster:
+            raise
+        notes = [f"{exc} -- not on this machine; the cluster must provide it"]
+    for note in notes:
+        print(f"raystudy: note: data not checked here: {note}", file=sys.stderr)
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write JSON to a temporary file and rename it, so a crash leaves no half file."""
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, default=str) + "\n")
-    os.replace(tmp, path)
+def _check_resources(study: Study, config: Any, compute: Compute,
+                     capacity: preflight.Capacity) -> None:
+    hint = (" (lower --workers/--cpus-per-worker/--gpus-per-worker/--map-tasks, or attach to "
+            "a bigger cluster with --address)")
+    preflight.check_placeable(compute.all_bundles(), capacity, hint)
+    if study.memory_estimate is not None and not compute.gpus_per_worker:  # host memory
+        estimate, detail = study.memory_estimate(config)
+        preflight.check_memory(estimate, capacity, detail)
 
 
-def _write_remote(uri: str, data: Any) -> None:
-    """Write JSON to object storage (s3://, gs://) through pyarrow, as Tune does."""
-    import pyarrow.fs
+@contextlib.contextmanager
+def _graceful_interrupt() -> Iterator[dict[str, bool]]:
+    """First Ctrl-C: Tune's own graceful stop (it saves the experiment state); its
+    advice is silenced since we print the resume command ourselves. Second: stop now."""
+    state = {"interrupted": False}
+    if not _in_main_thread():
+        yield state
+        return
 
+    def on_sigint(signum: int, frame: Any) -> None:
+        tune_handler = signal.getsignal(signal.SIGUSR1)
+        if state["interrupted"] or not callable(tune_handler):
+            raise KeyboardInterrupt
+        state["interrupted"] = True
+        print("raystudy: stopping: saving the sweep's state (Ctrl-C again to quit now)",
+              file=sys.stderr, flush=True)
+        logging.getLogger("ray.tune").setLevel(logging.CRITICAL)
+        tune_handler(signal.SIGUSR1, frame)  # sets Tune's "interrupted" event
+
+    previous_env = os.environ.get("TUNE_DISABLE_SIGINT_HANDLER")
+    os.environ["TUNE_DISABLE_SIGINT_HANDLER"] = "1"
+    previous = signal.signal(signal.SIGINT, on_sigint)
     try:
-        fs, path = pyarrow.fs.FileSystem.from_uri(uri)
-        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-        with fs.open_output_stream(path) as stream:
-            stream.write((json.dumps(data, indent=2, default=str) + "\n").encode())
-    except (OSError, ValueError) as exc:
-        raise UserError(f"cannot write to --storage {uri}: {str(exc).splitlines()[0]}") from None
+        yield state
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if previous_env is None:
+            os.environ.pop("TUNE_DISABLE_SIGINT_HANDLER", None)
 
 
-def execute(request: Request, resume: bool = False, address: str | None = None) -> Path:
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def execute(request: Request, resume: bool = False, address: str | None = None,
+            connect_timeout_s: float = 10.0) -> Path:
     """Run (or resume) a run/sweep; returns the run folder with its report."""
-    from ray import tune
-
     if resume:
         request = _load_resumed(request)
     _validate_request(request)
@@ -199,8 +240,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
     param_space, grid_size = _param_space(request, study, config, sweep_defaults)
     if request.compute.workers and not study.supports_workers:
         raise UserError(f"study {study.name} does not support --workers")
-    if study.check_data and resolve_address(address) is None:
-        study.check_data(config)  # on a cluster the data may live only there
+    target = resolve_address(address)
+    _check_data(study, config, on_cluster=target is not None)
 
     request.name = request.name or _new_run_name(request)
     root = storage_root(request.storage)
@@ -209,54 +250,113 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
     if is_local(request.storage):
         if not resume and (run_dir / REQUEST_FILE).exists():
             raise UserError(f"run folder {run_dir} exists; pass --resume or another --name")
-        run_dir.mkdir(parents=True, exist_ok=True)
-        write_json_atomic(run_dir / REQUEST_FILE, request.to_json())
-    elif not resume:
-        _write_remote(f"{where_results}/{REQUEST_FILE}", request.to_json())
+        preflight.check_writable(run_dir, "--storage")
+    if target:
+        preflight.probe_address(target, connect_timeout_s)
+    else:
+        _check_resources(study, config, request.compute, preflight.local_capacity())
+
+    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "1")  # a killed driver loses <= 1 s
+    started = time.time()
+    created = False
+    try:
+        with ray_session(address) as where, _graceful_interrupt() as interrupt:
+            if target:
+                _check_resources(study, config, request.compute,
+                                 preflight.cluster_capacity(target))
+            if is_local(request.storage):
+                created = not run_dir.exists()
+                run_dir.mkdir(parents=True, exist_ok=True)
+                write_json_atomic(run_dir / REQUEST_FILE, request.to_json())
+            elif not resume:
+                write_remote(f"{where_results}/{REQUEST_FILE}", request.to_json())
+            print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} "
+                  f"trial(s)) on {where}; results in {where_results}", flush=True)
+            disk = _disk_stopper(request, root)
+            tuner = _tuner(request, study, config, param_space, sweep_defaults, run_dir,
+                           root, resume, disk)
+            tuner.fit()
+            if interrupt["interrupted"]:
+                raise Interrupted(_progress(run_dir), request.resume_command())
+            if disk is not None and disk.low():
+                raise UserError(f"--storage {root} is almost full (under "
+                                f"{disk.min_free / 1024**2:.0f} MB free): the run stopped "
+                                f"with its state saved; free space, then "
+                                f"`{request.resume_command()}`")
+    except KeyboardInterrupt:
+        if created:
+            remove_failed_start(run_dir)
+        if has_tune_state(run_dir):
+            raise Interrupted(_progress(run_dir), request.resume_command()) from None
+        raise Interrupted("interrupted before any trial started", "") from None
+    except BaseException as exc:
+        if created and not isinstance(exc, Interrupted):
+            remove_failed_start(run_dir)
+        raise
+    return _finish(request, study, run_dir, where_results, time.time() - started)
+
+
+def _disk_stopper(request: Request, root: str):
+    if not is_local(request.storage):
+        return None
+    from raystudy.platform.stoppers import DiskSpaceStopper
+
+    return DiskSpaceStopper(root, preflight.min_free_bytes())
+
+
+def _progress(run_dir: Path) -> str:
+    counts = trial_counts(run_dir)
+    return f"interrupted ({counts[0]} of {counts[1]} trials finished)" if counts else (
+        "interrupted")
+
+
+def _tuner(request: Request, study: Study, config: Any, param_space: dict[str, Any],
+           sweep_defaults: dict[str, Any], run_dir: Path, root: str, resume: bool,
+           disk: Any):
+    from ray import tune
 
     trainable = tune.with_resources(
         make_trainable(study, config, request.compute, os.path.join(root, request.name, "train")),
         request.compute.resources(),
     )
-    # Save Tune's experiment state every second (default: up to every 10 s), so a killed
-    # driver loses at most a second of finished trials; the user can still override it.
-    os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "1")
-    started = time.time()
-    with ray_session(address) as where:
-        print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} trial(s)) "
-              f"on {where}; results in {where_results}", flush=True)
-        if resume and not tune.Tuner.can_restore(str(run_dir)):
-            print("raystudy: no Tune state saved yet in that folder; starting it afresh")
-            resume = False
-        if resume:
-            tuner = tune.Tuner.restore(
-                str(run_dir), trainable=trainable, resume_unfinished=True, resume_errored=False
-            )
-        else:
-            tuner = tune.Tuner(
-                trainable,
-                param_space=param_space,
-                tune_config=tune.TuneConfig(
-                    metric=study.primary.name,
-                    mode=study.primary.mode,
-                    search_alg=_search_alg(request, study),
-                    scheduler=_scheduler(request, sweep_defaults),
-                    num_samples=request.samples,
-                    max_concurrent_trials=request.max_concurrent,
-                    reuse_actors=study.reuse_actors and request.compute.workers == 0,
-                ),
-                run_config=tune.RunConfig(
-                    name=request.name,
-                    storage_path=root,
-                    failure_config=tune.FailureConfig(
-                        max_failures=request.trial_max_failures, fail_fast=False
-                    ),
-                    checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
-                    callbacks=_tracking_callbacks(request, run_dir),
-                ),
-            )
-        tuner.fit()
-    elapsed = time.time() - started
+    if resume and not tune.Tuner.can_restore(str(run_dir)):
+        print("raystudy: no Tune state saved yet in that folder; starting it afresh")
+        resume = False
+    if resume:
+        try:
+            return tune.Tuner.restore(str(run_dir), trainable=trainable,
+                                      resume_unfinished=True, resume_errored=False)
+        except Exception as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise DataError(f"--resume: cannot restore {run_dir}: its Tune state is "
+                            f"unreadable ({first[:200]})") from None
+    return tune.Tuner(
+        trainable,
+        param_space=param_space,
+        tune_config=tune.TuneConfig(
+            metric=study.primary.name,
+            mode=study.primary.mode,
+            search_alg=_search_alg(request, study),
+            scheduler=_scheduler(request, sweep_defaults),
+            num_samples=request.samples,
+            max_concurrent_trials=request.max_concurrent,
+            reuse_actors=study.reuse_actors and request.compute.workers == 0,
+        ),
+        run_config=tune.RunConfig(
+            name=request.name,
+            storage_path=root,
+            stop=disk,
+            failure_config=tune.FailureConfig(
+                max_failures=request.trial_max_failures, fail_fast=False
+            ),
+            checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
+            callbacks=_tracking_callbacks(request, run_dir),
+        ),
+    )
+
+
+def _finish(request: Request, study: Study, run_dir: Path, where_results: Any,
+            elapsed: float) -> Path:
     if not is_local(request.storage):
         print(f"raystudy: results are in {where_results}; "
               "run `raystudy report` on a local copy")
@@ -265,14 +365,15 @@ def execute(request: Request, resume: bool = False, address: str | None = None) 
 
     report_path = write_report(run_dir, wall_time_s=elapsed)
     print(f"raystudy: report written to {report_path}", flush=True)
-    if _unfinished(run_dir):
-        print(f"raystudy: some trials did not finish; continue with `raystudy {request.kind} "
-              f"{study.name} --resume --name {request.name} --storage {request.storage}`")
+    if unfinished(run_dir):
+        print(f"raystudy: some trials did not finish; continue with "
+              f"`{request.resume_command()}`")
     return run_dir
 
 
 def _load_resumed(request: Request) -> Request:
     if request.name:
+        preflight.check_run_name(request.name)
         run_dir = Path(storage_root(request.storage)) / request.name
     else:
         run_dir = find_resumable(request.storage, request.study)
@@ -281,12 +382,15 @@ def _load_resumed(request: Request) -> Request:
                 f"--resume: no unfinished {request.study} run under {request.storage}; "
                 "name one with --name"
             )
+        counts = trial_counts(run_dir)
+        done = f" ({counts[0]} of {counts[1]} trials finished)" if counts else ""
+        print(f"raystudy: resuming {run_dir}{done}", flush=True)
     request_file = run_dir / REQUEST_FILE
     if not request_file.exists():
         raise UserError(f"--resume: {run_dir} is not a raystudy run folder (no {REQUEST_FILE})")
     try:
         saved = Request.from_json(json.loads(request_file.read_text()))
-    except (json.JSONDecodeError, TypeError) as exc:
+    except (ValueError, TypeError) as exc:
         raise ConfigError(f"--resume: {request_file} is corrupt: {exc}") from None
     if saved.study != request.study:
         raise UserError(f"--resume: {run_dir} is a {saved.study} run, not {request.study}")

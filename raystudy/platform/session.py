@@ -9,6 +9,7 @@ needs ``RAY_AUTH_MODE=token`` and the token, which we never switch off on our ow
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from collections.abc import Iterator
 
@@ -39,13 +40,17 @@ def ray_session(address: str | None = None, num_cpus: int | None = None) -> Iter
         yield "existing Ray session"
         return
     target = resolve_address(address)
+    quiet = logging.WARNING  # the platform says where it runs, with the dashboard URL
     try:
         if target:
-            ray.init(address=target, log_to_driver=True)
+            context = ray.init(address=target, log_to_driver=True, logging_level=quiet)
             where = f"Ray cluster at {target}"
         else:
-            ray.init(address="local", num_cpus=num_cpus, log_to_driver=True)
+            context = ray.init(address="local", num_cpus=num_cpus, log_to_driver=True,
+                               logging_level=quiet)
             where = "embedded local Ray"
+        if getattr(context, "dashboard_url", None):
+            where += f" (dashboard http://{context.dashboard_url})"
     except (ConnectionError, RuntimeError, ValueError) as exc:
         first_line = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise UserError(

@@ -76,9 +76,27 @@ def _values(key: str, spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
             return "grid", log_grid(float(args[0]), float(args[1]), int(args[2]))
         except (TypeError, ValueError) as exc:
             raise ConfigError(f"space key {key}: {exc}") from None
-    if kind in ("uniform", "loguniform", "randint") and len(args) != 2:
-        raise ConfigError(f"space key {key}: {kind} needs [lo, hi]")
+    if kind in ("uniform", "loguniform", "randint"):
+        _check_bounds(key, kind, args)
     return kind, args
+
+
+def _check_bounds(key: str, kind: str, args: list[Any]) -> None:
+    """[lo, hi] with lo < hi; lo > 0 on a log scale; integers for randint (hi exclusive)."""
+    if len(args) != 2:
+        raise ConfigError(f"space key {key}: {kind} needs [lo, hi]")
+    try:
+        if any(isinstance(a, bool) for a in args):
+            raise ValueError
+        low, high = (float(a) for a in args)  # YAML reads 1e-4 (no dot) as a string
+    except (TypeError, ValueError):
+        raise ConfigError(f"space key {key}: {kind} bounds must be numbers, got {args}") from None
+    if not (math.isfinite(low) and math.isfinite(high)) or low >= high:
+        raise ConfigError(f"space key {key}: {kind} needs lo < hi, got [{low}, {high}]")
+    if kind == "loguniform" and low <= 0:
+        raise ConfigError(f"space key {key}: loguniform needs lo > 0, got {low}")
+    if kind == "randint" and not (float(low).is_integer() and float(high).is_integer()):
+        raise ConfigError(f"space key {key}: randint needs integer bounds [lo, hi), got {args}")
 
 
 def build_param_space(
@@ -112,8 +130,6 @@ def build_param_space(
         elif kind == "uniform":
             space[key] = tune.uniform(*values)
         elif kind == "loguniform":
-            if values[0] <= 0:
-                raise ConfigError(f"space key {key}: loguniform needs lo > 0")
             space[key] = tune.loguniform(*values)
         else:
             space[key] = tune.randint(int(values[0]), int(values[1]))

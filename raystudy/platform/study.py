@@ -55,9 +55,14 @@ class Study:
     ``metrics[0]`` is the primary metric, used by schedulers and searchers.
     ``datasets(config)`` optionally returns Ray Datasets the loop reads with
     ``ctx.dataset(name)``; ``analyze(results, figures_dir)`` builds the report's study part.
-    ``check_data(config)`` runs on the driver before Ray starts (embedded Ray only) and
-    raises ``DataError`` for missing or unreadable local data, so a bad path is one line
-    and exit code 2 instead of a failed trial.
+    ``check_data(config)`` runs on the driver before Ray starts: it opens the local data
+    with its reader and checks what the loop relies on (format, keys, dtype, shape against
+    the config, value ranges), cheaply, raising ``DataError`` naming the file and what was
+    expected (``MissingDataError`` for data that is not here: attached to a cluster, that
+    becomes a note, since the data may live there). It may return notes on what it could
+    not check from here (object storage, say), which the platform prints.
+    ``memory_estimate(config)`` returns ``(bytes, detail)``: a trial's peak memory, so a
+    typo such as a huge batch size is refused before it can take a node down.
     """
 
     name: str
@@ -67,7 +72,8 @@ class Study:
     metrics: tuple[Metric, ...]
     analyze: Callable[[RunResults, Path], Analysis] | None = None
     datasets: Callable[[Any], dict[str, Any]] | None = None
-    check_data: Callable[[Any], None] | None = None
+    check_data: Callable[[Any], list[str] | None] | None = None
+    memory_estimate: Callable[[Any], tuple[int, str]] | None = None
     reuse_actors: bool = True
     supports_workers: bool = True
 

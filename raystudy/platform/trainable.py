@@ -48,6 +48,15 @@ class Compute:
             return []
         return [{"CPU": self.cpus_per_map_task}] * self.map_tasks
 
+    def worker_bundles(self) -> list[dict[str, float]]:
+        """One bundle per Ray Train worker of a trial (none without --workers)."""
+        bundle = {"CPU": self.cpus_per_worker, "GPU": self.gpus_per_worker}
+        return [bundle] * self.workers
+
+    def all_bundles(self) -> list[dict[str, float]]:
+        """Everything one trial holds at once: itself, its map slots, its Train workers."""
+        return [self.trial_bundle(), *self.map_bundles(), *self.worker_bundles()]
+
     def resources(self) -> Any:
         """What Tune reserves per trial: a dict, or a placement group with map bundles."""
         if not self.map_bundles():

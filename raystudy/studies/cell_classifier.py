@@ -44,6 +44,7 @@ from raystudy.algorithms.sampling import (
 from raystudy.algorithms.sampling.synthetic import plate_path
 from raystudy.algorithms.sampling.torch_loader import rows_to_tensors
 from raystudy.errors import DataError
+from raystudy.platform import datacheck
 from raystudy.platform.context import TrialContext
 from raystudy.platform.results import RunResults
 from raystudy.platform.study import Analysis, Metric, Study, Table
@@ -203,6 +204,34 @@ def train_datasets(config: CellClassifierConfig) -> dict[str, Any]:
                                         concurrency=config.data.read_concurrency)}
 
 
+def check_data(config: CellClassifierConfig) -> None:
+    """Open every file of data.path (headers, obs, gene names) and read two cells."""
+    if not config.data.path:
+        return  # generated on first use
+    for path in data_files(config.data):
+        datacheck.require_file(path, "data.path")
+    coll, val = open_collection(config)
+    coll.read(np.array([0, coll.n_rows - 1]), "csr")
+
+
+def _genes(path: Path) -> int:
+    """Columns of X from the first file's header (``shape`` of a CSR group)."""
+    import h5py
+
+    with h5py.File(path, "r") as f:
+        x = f["X"]
+        return int(x.attrs["shape"][1] if isinstance(x, h5py.Group) else x.shape[1])
+
+
+def memory_estimate(config: CellClassifierConfig) -> tuple[int, str]:
+    """Peak bytes: the dense held-out set, a few dense minibatches and the MLP."""
+    genes = config.data.genes if not config.data.path else _genes(data_files(config.data)[0])
+    floats = (config.data.val_cells + 8 * config.train.batch_size) * genes
+    floats += 4 * (genes * config.model.hidden + config.model.hidden**2)
+    return 4 * floats, (f"data.val_cells={config.data.val_cells}, "
+                        f"train.batch_size={config.train.batch_size}, genes={genes}")
+
+
 # ----------------------------------------------------------------------------- loop
 def mlp(genes: int, hidden: int, classes: int) -> torch.nn.Module:
     return torch.nn.Sequential(
@@ -350,5 +379,6 @@ STUDY = Study(
     ),
     analyze=analyze,
     datasets=train_datasets,
-    check_data=lambda config: data_files(config.data) if config.data.path else None,
+    check_data=check_data,
+    memory_estimate=memory_estimate,
 )

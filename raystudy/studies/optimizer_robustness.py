@@ -32,7 +32,7 @@ from raystudy.algorithms.models import GPT
 from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
 from raystudy.errors import DataError
-from raystudy.platform import curves
+from raystudy.platform import curves, datacheck
 from raystudy.platform.context import TrialContext
 from raystudy.platform.results import RunResults
 from raystudy.platform.study import Analysis, Metric, Study
@@ -143,16 +143,57 @@ def token_datasets(config: OptimizerRobustnessConfig) -> dict[str, Any]:
     return {split: ray.data.read_numpy(f"{root}/{split}.npy") for split in ("train", "val")}
 
 
-def check_data(config: OptimizerRobustnessConfig) -> None:
-    """Fail early, with the path, when local token files or a text folder are missing."""
+def check_data(config: OptimizerRobustnessConfig) -> list[str]:
+    """Open the token files (header + a sample of rows) or the text folder on the driver."""
     source, path = config.data.source, config.data.path
-    if source == "tokens" and "://" not in path:
+    if source == "tokens":
+        if datacheck.is_remote(path):
+            return [f"data.path={path} (object storage) is read by the trials"]
+        hint = " (write token files with `raystudy data make-tokens OUT_DIR`)"
         for split in ("train", "val"):
-            if not (Path(path) / f"{split}.npy").is_file():
-                raise DataError(f"data.path={path}: no {split}.npy (write token files with "
-                                "`raystudy data make-tokens OUT_DIR`)")
-    elif source not in ("stdlib", "tokens") and not Path(source).is_dir():
-        raise DataError(f"data.source={source}: no such folder of text files")
+            check_token_file(datacheck.require_file(Path(path) / f"{split}.npy",
+                                                    "data.path", hint), config)
+    elif source != "stdlib":
+        datacheck.require_dir(source, "data.source", " (a folder of .py/.txt/.md files)")
+    return []
+
+
+def check_token_file(path: Path, config: OptimizerRobustnessConfig) -> None:
+    """Integer ids < vocab_size, rows of seq_len + 1, at least one batch of rows."""
+    tokens = datacheck.open_npy(path, "token file")
+    row = config.model.seq_len + 1
+    if tokens.ndim != 2:
+        raise DataError(f"token file {path}: expected a 2-D array n_sequences x "
+                        f"(seq_len + 1) = n x {row}, got shape {tokens.shape}")
+    if not np.issubdtype(tokens.dtype, np.integer):
+        raise DataError(f"token file {path}: expected integer token ids (uint16), "
+                        f"got {tokens.dtype}")
+    if tokens.shape[1] != row:
+        raise DataError(f"token file {path}: rows of {tokens.shape[1]} tokens, but "
+                        f"model.seq_len={config.model.seq_len} needs seq_len + 1 = {row} "
+                        f"(--set model.seq_len={tokens.shape[1] - 1}, or remake the files)")
+    if tokens.shape[0] < config.train.batch_size:
+        raise DataError(f"token file {path}: {tokens.shape[0]} rows, fewer than one batch "
+                        f"(train.batch_size={config.train.batch_size})")
+    sample = np.asarray(tokens[datacheck.sample_rows(tokens.shape[0])])
+    low, high = int(sample.min()), int(sample.max())
+    if low < 0 or high >= config.model.vocab_size:
+        raise DataError(f"token file {path}: token id {high if high > 0 else low} outside "
+                        f"[0, model.vocab_size={config.model.vocab_size})")
+
+
+def memory_estimate(config: OptimizerRobustnessConfig) -> tuple[int, str]:
+    """Peak bytes of a trial: fp32 weights, grads and two optimizer states, plus the
+    activations autograd keeps (about 20 floats per token and width per block, the
+    attention maps and three copies of the logits)."""
+    m, batch = config.model, config.train.batch_size
+    params = m.vocab_size * m.d_model * 2 + m.seq_len * m.d_model + 12 * m.n_layers * m.d_model**2
+    tokens = batch * m.seq_len
+    activations = tokens * (20 * m.d_model * m.n_layers + 3 * m.vocab_size)
+    attention = 2 * batch * m.n_heads * m.seq_len**2 * m.n_layers
+    detail = (f"train.batch_size={batch}, model.seq_len={m.seq_len}, "
+              f"model.d_model={m.d_model}, model.vocab_size={m.vocab_size}")
+    return 4 * (4 * params + activations + attention), detail
 
 
 class Batches:
@@ -288,4 +329,5 @@ STUDY = Study(
     analyze=analyze,
     datasets=token_datasets,
     check_data=check_data,
+    memory_estimate=memory_estimate,
 )

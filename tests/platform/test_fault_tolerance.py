@@ -18,42 +18,11 @@ import time
 from pathlib import Path
 
 import pytest
-from cluster_helpers import BIN, base_env
+from ft_helpers import _cli, _env, _run, _space, _steps, _terminated
 
 from raystudy.platform.results import load_results
 
 pytestmark = pytest.mark.ray
-HERE = Path(__file__).resolve().parent
-
-
-def _env() -> dict[str, str]:
-    env = base_env(RAY_AUTH_MODE="disabled")  # an embedded Ray; no cluster, no token
-    env["PYTHONPATH"] = os.pathsep.join((str(HERE), env["PYTHONPATH"]))
-    return env
-
-
-def _cli(tmp: Path, *args: str) -> list[str]:
-    profile = tmp / "quick.yaml"
-    profile.write_text("config: {}\n")
-    return [str(BIN / "python"), str(HERE / "ft_cli.py"), *args, "--profile", str(profile),
-            "--storage", str(tmp / "runs"), "--set", f"log_dir={tmp}"]
-
-
-def _run(cmd: list[str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    result = subprocess.run(cmd, env=_env(), text=True, capture_output=True, timeout=timeout)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
-    return result
-
-
-def _steps(tmp: Path) -> list[tuple[int, int, int]]:
-    lines = (tmp / "steps.log").read_text().split("\n")
-    return [tuple(int(x) for x in line.split()) for line in lines if line.strip()]
-
-
-def _space(tmp: Path, text: str) -> str:
-    path = tmp / "space.yaml"
-    path.write_text(text)
-    return str(path)
 
 
 def test_train_worker_killed_resumes_from_checkpoint(tmp_path: Path) -> None:
@@ -69,21 +38,6 @@ def test_train_worker_killed_resumes_from_checkpoint(tmp_path: Path) -> None:
     assert last_before >= 1 and not any(by_pid[last_before:])
     restarted = [step for _, step, pid in _steps(tmp_path) if pid != killed_pid]
     assert restarted == list(range(last_before + 1, 6))  # resumed from its last checkpoint
-
-
-def _terminated(run_dir: Path) -> set[int]:
-    """Tags of the trials Tune's saved experiment state records as finished."""
-    states = sorted(run_dir.glob("experiment_state-*.json"))
-    try:
-        data = json.loads(states[-1].read_text()) if states else {}
-    except (json.JSONDecodeError, OSError):
-        return set()
-    done = set()
-    for trial_json, _ in data.get("trial_data", []):
-        trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
-        if trial.get("status") == "TERMINATED":
-            done.add(int(trial["config"]["tag"]))
-    return done
 
 
 def test_sweep_driver_killed_then_resumed(tmp_path: Path) -> None:

@@ -66,6 +66,13 @@ def test_submit_sweep_to_a_token_cluster(tmp_path: Path) -> None:
             raystudy("jobs", "list", *address, env=wrong))
         assert "no job 'raysubmit_nope'" in _one_error_line(
             raystudy("jobs", "status", "raysubmit_nope", *address, env=cluster.env))
+        # Attached: a trial the cluster can never place is refused before it is queued.
+        gcs = f"127.0.0.1:{cluster.env['RAY_PORT']}"
+        line = _one_error_line(raystudy(
+            "run", "optimizer_robustness", "--address", gcs, "--workers", "1",
+            "--gpus-per-worker", "1", "--storage", str(tmp_path / "never"), env=cluster.env))
+        assert f"GPU 1 in one place, but no node of the Ray cluster at {gcs}" in line
+        assert not (tmp_path / "never").exists()
 
     run_dir = storage / "e2e"
     request = json.loads((run_dir / "raystudy.json").read_text())

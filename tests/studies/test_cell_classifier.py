@@ -44,8 +44,13 @@ def test_bad_config_values_are_config_errors():
 
 
 def test_make_anndata_cli(tmp_path, capsys):
-    assert main(["data", "make-anndata", str(tmp_path / "bad"), "--cells", "0",
-                 "--genes", "5"]) == 2
+    with pytest.raises(SystemExit) as exit_info:  # refused by argparse, in one line
+        main(["data", "make-anndata", str(tmp_path / "bad"), "--cells", "0", "--genes", "5"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert exit_info.value.code == 2 and len(err) == 1
+    assert err[0].startswith("raystudy: error: argument --cells: 0 must be >= 1")
+    assert main(["data", "make-anndata", str(tmp_path / "bad"), "--cells", "2", "--plates",
+                 "3", "--genes", "5"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("raystudy: error: make-anndata needs")
     assert main(["data", "make-anndata", str(tmp_path / "ok"), "--cells", "300", "--genes",
