@@ -9,7 +9,11 @@ with psutil, so Ray's start-up and per-trial actor costs are counted.
 
 It runs N and 3N trials, so the fixed cost of starting Ray is told apart from the
 cost of each additional trial. Target (issue 2): <= 0.5 CPU-s per trial over the
-plain loop.
+plain loop. The sweep runs twice, with the optuna-dashboard mirror (the default) and
+with ``--optuna-storage off``; the mirror's cost per trial is the difference of the two
+per-trial costs (target, issue 13: <= 0.05 CPU-s), cross-checked by driving the mirror
+callback alone in this process through the same trials and reports
+(``--mirror-only`` runs just that).
 """
 
 from __future__ import annotations
@@ -73,18 +77,59 @@ def run_pair(n: int, tmp: str) -> dict[str, tuple[float, float]]:
     space.write_text(f"params:\n  optimizer.lr: {{grid: [{grid}]}}\n")
     sets = [x for k, v in TINY.items() for x in ("--set", f"{k}={v}")]
     sweep = [sys.executable, "-m", "raystudy", "sweep", "optimizer_robustness",
-             "--space", str(space), "--storage", tmp, "--name", f"bench{n}", *sets]
+             "--space", str(space), "--storage", tmp, *sets]
     plain = [sys.executable, __file__, "--plain", "--trials", str(n)]
-    return {"plain loop": measure(plain), "raystudy sweep": measure(sweep)}
+    return {"plain loop": measure(plain),
+            "raystudy sweep": measure([*sweep, "--name", f"bench{n}"]),
+            "sweep, no mirror": measure([*sweep, "--name", f"off{n}", "--optuna-storage",
+                                         "off"])}
+
+
+class _Trial:
+    """What the mirror reads of a Tune trial."""
+
+    def __init__(self, trial_id: str, lr: float) -> None:
+        self.trial_id, self.config, self.last_result = trial_id, {"optimizer.lr": lr}, {}
+
+
+def mirror_cpu_per_trial(n: int, tmp: str) -> float:
+    """CPU seconds per trial of the mirror alone: start, two reports, completion."""
+    from raystudy.platform.optuna_mirror import OptunaMirror
+    from raystudy.platform.spaces import optuna_distributions
+    from raystudy.studies.optimizer_robustness import OptimizerRobustnessConfig
+
+    grid = {"optimizer.lr": {"grid": lr_grid(n)}}
+    mirror = OptunaMirror(f"sqlite:///{tmp}/mirror.db", "bench", "eval/loss", "min",
+                          optuna_distributions(grid, OptimizerRobustnessConfig()))
+    mirror.setup()
+    started = time.process_time()
+    for i, lr in enumerate(lr_grid(n)):
+        trial = _Trial(f"t{i:05d}", lr)
+        mirror.on_trial_start(0, [], trial)
+        for step in (1, 2):
+            trial.last_result = {"eval/loss": 5.0 / step, "train/loss": 5.0 / step,
+                                 "train/step": 10 * step, "training_iteration": step,
+                                 "diverged": 0, "done": step == 2}
+            mirror.on_trial_result(0, [], trial, trial.last_result)
+        mirror.on_trial_complete(0, [], trial)
+    return (time.process_time() - started) / n
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trials", type=int, default=20)
     parser.add_argument("--plain", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--mirror-only", action="store_true",
+                        help="only the optuna-dashboard mirror's own cost, in this process")
     args = parser.parse_args()
     if args.plain:
         plain_loop(args.trials)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        direct = mirror_cpu_per_trial(max(args.trials, 60), tmp)
+    print(f"optuna-dashboard mirror alone (SQLite, 2 reports per trial): {direct:.4f} CPU-s "
+          f"per trial (target <= 0.05): {'PASS' if direct <= 0.05 else 'FAIL'}")
+    if args.mirror_only:
         return
     sizes = (args.trials, 3 * args.trials)
     with tempfile.TemporaryDirectory() as tmp:
@@ -98,14 +143,19 @@ def main() -> None:
     small, large = sizes
     marginal = (extra[large] - extra[small]) / (large - small)
     fixed = extra[small] - marginal * small
+    on = {n: rows["raystudy sweep"][1] for n, rows in table.items()}
+    off = {n: rows["sweep, no mirror"][1] for n, rows in table.items()}
+    mirror = ((on[large] - on[small]) - (off[large] - off[small])) / (large - small)
     for n, rows in table.items():
-        (plain_wall, plain_cpu), (sweep_wall, sweep_cpu) = rows.values()
+        (plain_wall, plain_cpu), (sweep_wall, sweep_cpu), _ = rows.values()
         print(f"\n{n} trials: wall ratio sweep/plain {sweep_wall / plain_wall:.2f}x, "
               f"CPU ratio {sweep_cpu / plain_cpu:.2f}x, "
               f"overhead {extra[n] / n:.2f} CPU-s per trial including Ray start-up")
     verdict = "PASS" if marginal <= 0.5 else "FAIL"
     print(f"\nRay start-up and shutdown: {fixed:.1f} CPU-s once per sweep")
     print(f"overhead per additional trial: {marginal:.2f} CPU-s (target <= 0.5): {verdict}")
+    print(f"the mirror's share, sweep with it minus without, per additional trial: "
+          f"{mirror:+.3f} CPU-s (noisy end to end; the mirror alone: {direct:.4f})")
     assert math.isfinite(marginal)
 
 

@@ -66,6 +66,9 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
                         metavar="KEY=VALUE", help="override a config field, e.g. optimizer.lr=0.01")
     parser.add_argument("--mlflow", action="store_true",
                         help="also log trials to MLflow (file:<run folder>/mlruns; needs mlflow)")
+    parser.add_argument("--optuna-storage", default=None, metavar="URL",
+                        help="database of the live optuna-dashboard study: a SQLAlchemy URL "
+                        "(default sqlite in the run folder; 'off' for none)")
     _add_compute(parser)
 
 
@@ -101,6 +104,12 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("run_dir")
     report.add_argument("--out", default=None,
                         help="write the report here instead of into RUN_DIR (e.g. read-only)")
+
+    dashboard = sub.add_parser("dashboard", help="optuna-dashboard on a run's database")
+    dashboard.add_argument("run_dir")
+    dashboard.add_argument("--port", type=_number(int, 1, 65535), default=8080)
+    dashboard.add_argument("--host", default="127.0.0.1",
+                           help="address to serve on (0.0.0.0: reachable from other hosts)")
 
     data = sub.add_parser("data", help="make or inspect datasets")
     data_sub = data.add_subparsers(dest="data_command", required=True)
@@ -202,6 +211,7 @@ def _request(args: argparse.Namespace, kind: str):
                       overrides=parse_set_args(args.overrides), compute=compute,
                       storage=args.storage, name=args.name)
     request.mlflow = args.mlflow
+    request.optuna_storage = args.optuna_storage
     if kind == "sweep":
         request.space = args.space
         request.search = args.search
@@ -230,6 +240,11 @@ def dispatch(args: argparse.Namespace) -> int:
         from raystudy.platform.report import write_report
 
         print(f"raystudy: report written to {write_report(args.run_dir, out_dir=args.out)}")
+        return 0
+    if args.command == "dashboard":
+        from raystudy.platform.dashboard import serve
+
+        serve(args.run_dir, args.port, args.host)
         return 0
     if args.command == "data" and args.data_command == "make-tokens":
         from raystudy.platform.datasets import make_token_dataset

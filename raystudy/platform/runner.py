@@ -29,6 +29,7 @@ from typing import Any
 from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataError, UserError
 from raystudy.platform import preflight
 from raystudy.platform.config import load_config, profile_sweep_defaults
+from raystudy.platform.optuna_mirror import open_storage, storage_url
 from raystudy.platform.registry import get_study
 from raystudy.platform.results import REQUEST_FILE
 from raystudy.platform.rundir import (
@@ -43,6 +44,7 @@ from raystudy.platform.rundir import (
     write_remote,
 )
 from raystudy.platform.session import ray_session, resolve_address
+from raystudy.platform.spaces import build_param_space
 from raystudy.platform.study import Study
 from raystudy.platform.trainable import Compute, make_trainable
 
@@ -69,6 +71,7 @@ class Request:
     name: str | None = None
     trial_max_failures: int = 0
     mlflow: bool = False  # log every trial to MLflow at file:<run_dir>/mlruns
+    optuna_storage: str | None = None  # the dashboard database: None = <run_dir>/optuna.db
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
@@ -106,28 +109,31 @@ def _validate_request(request: Request) -> None:
         preflight.check_run_name(request.name)
 
 
-def _search_alg(request: Request, study: Study):
+def _search_alg(request: Request, study: Study, optuna_url: str | None):
     if request.search != "optuna":
         from ray.tune.search.basic_variant import BasicVariantGenerator
 
         return BasicVariantGenerator(random_state=request.seed)
     import optuna
-    from ray.tune.search.optuna import OptunaSearch
 
-    return OptunaSearch(
+    from raystudy.platform.optuna_mirror import RaystudyOptunaSearch
+
+    return RaystudyOptunaSearch(  # the same storage and study as the dashboard mirror
         metric=study.primary.name,
         mode=study.primary.mode,
         sampler=optuna.samplers.TPESampler(seed=request.seed),
+        storage=open_storage(optuna_url) if optuna_url else None,
+        study_name=request.name,
     )
 
 
 def _scheduler(request: Request, sweep_defaults: dict[str, Any]):
     if request.scheduler == "fifo":
         return None
-    from ray.tune.schedulers import ASHAScheduler
+    from raystudy.platform.optuna_mirror import PruningASHA
 
     asha = dict(sweep_defaults.get("asha") or {})
-    return ASHAScheduler(
+    return PruningASHA(
         time_attr="training_iteration",
         max_t=int(asha.get("max_t", 100)),
         grace_period=int(asha.get("grace_period", 1)),
@@ -135,19 +141,27 @@ def _scheduler(request: Request, sweep_defaults: dict[str, Any]):
     )
 
 
-def _param_space(request: Request, study: Study, config: Any, sweep_defaults: dict[str, Any]):
-    from raystudy.platform.spaces import build_param_space, load_space
+def _space_params(request: Request, study: Study, sweep_defaults: dict[str, Any]):
+    from raystudy.platform.spaces import load_space
 
     if request.kind == "run":
-        return {}, 1
-    space_name = request.space or sweep_defaults.get("space", "default")
-    return build_param_space(load_space(study.name, space_name), config, request.search)
+        return {}
+    return load_space(study.name, request.space or sweep_defaults.get("space", "default"))
 
 
-def _tracking_callbacks(request: Request, run_dir: Path) -> list[Any]:
-    """Optional experiment tracking: MLflow into a local file store inside the run folder."""
+def _tracking_callbacks(request: Request, study: Study, config: Any, params: dict[str, Any],
+                        run_dir: Path, optuna_url: str | None) -> list[Any]:
+    """The live Optuna study (optuna-dashboard) and, with --mlflow, MLflow."""
+    callbacks: list[Any] = []
+    if optuna_url:
+        from raystudy.platform.optuna_mirror import OptunaMirror
+        from raystudy.platform.spaces import optuna_distributions
+
+        callbacks.append(OptunaMirror(
+            optuna_url, request.name, study.primary.name, study.primary.mode,
+            optuna_distributions(params, config), searcher_owned=request.search == "optuna"))
     if not request.mlflow:
-        return []
+        return callbacks
     try:
         import mlflow  # noqa: F401
         from ray.air.integrations.mlflow import MLflowLoggerCallback
@@ -155,12 +169,12 @@ def _tracking_callbacks(request: Request, run_dir: Path) -> list[Any]:
         raise UserError("--mlflow needs mlflow: pip install 'raystudy[tracking]' "
                         "(or mlflow-skinny)") from None
     if not is_local(request.storage):
-        return [MLflowLoggerCallback(experiment_name=request.name)]  # MLFLOW_TRACKING_URI
+        return [*callbacks, MLflowLoggerCallback(experiment_name=request.name)]
     # MLflow 3 keeps its file store in maintenance mode behind this switch; the file
     # store needs no server and no database, which is what an offline run folder wants.
     os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
     uri = f"file:{run_dir / 'mlruns'}"
-    return [MLflowLoggerCallback(tracking_uri=uri, experiment_name=request.name)]
+    return [*callbacks, MLflowLoggerCallback(tracking_uri=uri, experiment_name=request.name)]
 
 
 def _new_run_name(request: Request) -> str:
@@ -237,7 +251,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     study = get_study(request.study)
     config = load_config(study.config_cls, study.name, request.profile, request.overrides)
     sweep_defaults = profile_sweep_defaults(study.name, request.profile)
-    param_space, grid_size = _param_space(request, study, config, sweep_defaults)
+    params = _space_params(request, study, sweep_defaults)
+    param_space, grid_size = build_param_space(params, config, request.search)
     if request.compute.workers and not study.supports_workers:
         raise UserError(f"study {study.name} does not support --workers")
     target = resolve_address(address)
@@ -251,6 +266,9 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
         if not resume and (run_dir / REQUEST_FILE).exists():
             raise UserError(f"run folder {run_dir} exists; pass --resume or another --name")
         preflight.check_writable(run_dir, "--storage")
+    optuna_url = storage_url(request.optuna_storage, run_dir, is_local(request.storage))
+    if optuna_url and not optuna_url.startswith("sqlite"):
+        open_storage(optuna_url)  # a database that cannot be reached: one line, now
     if target:
         preflight.probe_address(target, connect_timeout_s)
     else:
@@ -273,8 +291,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} "
                   f"trial(s)) on {where}; results in {where_results}", flush=True)
             disk = _disk_stopper(request, root)
-            tuner = _tuner(request, study, config, param_space, sweep_defaults, run_dir,
-                           root, resume, disk)
+            tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
+                           run_dir, root, resume, disk, optuna_url)
             tuner.fit()
             if interrupt["interrupted"]:
                 raise Interrupted(_progress(run_dir), request.resume_command())
@@ -310,9 +328,9 @@ def _progress(run_dir: Path) -> str:
         "interrupted")
 
 
-def _tuner(request: Request, study: Study, config: Any, param_space: dict[str, Any],
-           sweep_defaults: dict[str, Any], run_dir: Path, root: str, resume: bool,
-           disk: Any):
+def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
+           param_space: dict[str, Any], sweep_defaults: dict[str, Any], run_dir: Path,
+           root: str, resume: bool, disk: Any, optuna_url: str | None):
     from ray import tune
 
     trainable = tune.with_resources(
@@ -336,7 +354,7 @@ def _tuner(request: Request, study: Study, config: Any, param_space: dict[str, A
         tune_config=tune.TuneConfig(
             metric=study.primary.name,
             mode=study.primary.mode,
-            search_alg=_search_alg(request, study),
+            search_alg=_search_alg(request, study, optuna_url),
             scheduler=_scheduler(request, sweep_defaults),
             num_samples=request.samples,
             max_concurrent_trials=request.max_concurrent,
@@ -350,7 +368,8 @@ def _tuner(request: Request, study: Study, config: Any, param_space: dict[str, A
                 max_failures=request.trial_max_failures, fail_fast=False
             ),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
-            callbacks=_tracking_callbacks(request, run_dir),
+            callbacks=_tracking_callbacks(request, study, config, params, run_dir,
+                                          optuna_url),
         ),
     )
 

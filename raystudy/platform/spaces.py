@@ -99,6 +99,22 @@ def _check_bounds(key: str, kind: str, args: list[Any]) -> None:
         raise ConfigError(f"space key {key}: randint needs integer bounds [lo, hi), got {args}")
 
 
+def parse_params(params: Mapping[str, Any], base_config: Any) -> list[tuple[str, str, list]]:
+    """``(key, kind, values)`` per space key, values coerced to the field's type and each
+    checked by the config's validation; ``kind`` is ``fixed`` for a plain value."""
+    fields = flat_fields(type(base_config))
+    parsed = []
+    for key, spec in params.items():
+        if key not in fields:
+            raise unknown_key_error(key, fields)
+        kind, args = ("fixed", [spec]) if not isinstance(spec, Mapping) else _values(key, spec)
+        values = [coerce(key, v, fields[key]) for v in args]
+        for value in values:
+            validate(apply_overrides(base_config, {key: value}))
+        parsed.append((key, kind, values))
+    return parsed
+
+
 def build_param_space(
     params: Mapping[str, Any], base_config: Any, search: str = "grid"
 ) -> tuple[dict[str, Any], int]:
@@ -107,22 +123,12 @@ def build_param_space(
     Returns the param space and the number of grid combinations (1 without grids).
     Raises ConfigError for an unknown key or a value the study's config rejects.
     """
-    fields = flat_fields(type(base_config))
     space: dict[str, Any] = {}
     grid_size = 1
-    for key, spec in params.items():
-        if key not in fields:
-            raise unknown_key_error(key, fields)
-        if not isinstance(spec, Mapping):
-            value = coerce(key, spec, fields[key])
-            validate(apply_overrides(base_config, {key: value}))
-            space[key] = value
-            continue
-        kind, args = _values(key, spec)
-        values = [coerce(key, v, fields[key]) for v in args]
-        for value in values:
-            validate(apply_overrides(base_config, {key: value}))
-        if kind == "grid" and search != "optuna":
+    for key, kind, values in parse_params(params, base_config):
+        if kind == "fixed":
+            space[key] = values[0]
+        elif kind == "grid" and search != "optuna":
             space[key] = tune.grid_search(values)
             grid_size *= len(values)
         elif kind in ("grid", "choice"):
@@ -134,3 +140,23 @@ def build_param_space(
         else:
             space[key] = tune.randint(int(values[0]), int(values[1]))
     return space, grid_size
+
+
+def optuna_distributions(params: Mapping[str, Any], base_config: Any) -> dict[str, Any]:
+    """The Optuna distribution of each swept key (fixed values are not parameters)."""
+    from optuna.distributions import (
+        CategoricalDistribution,
+        FloatDistribution,
+        IntDistribution,
+    )
+
+    out: dict[str, Any] = {}
+    for key, kind, values in parse_params(params, base_config):
+        if kind in ("grid", "choice"):
+            out[key] = CategoricalDistribution(values)
+        elif kind in ("uniform", "loguniform"):
+            out[key] = FloatDistribution(float(values[0]), float(values[1]),
+                                         log=kind == "loguniform")
+        elif kind == "randint":
+            out[key] = IntDistribution(int(values[0]), int(values[1]) - 1)  # hi exclusive
+    return out

@@ -30,6 +30,8 @@ class FaultConfig:
     """After reporting this step, SIGKILL the own process once (0: never)."""
     fail_tag: int = -1
     """The trial with this tag raises at its last step (-1: none)."""
+    nan_tag: int = -1
+    """The trial with this tag reports a NaN loss at its last step (diverges; -1: none)."""
     log_dir: str = ""
     """Folder for steps.log, done-<tag> and the kill marker."""
 
@@ -47,7 +49,8 @@ def train_loop(config: FaultConfig, ctx: TrialContext) -> None:
             raise RuntimeError(f"trial {config.tag} failed on purpose at step {step}")
         with open(log / "steps.log", "a") as f:
             f.write(f"{config.tag} {step} {os.getpid()}\n")
-        ctx.report({"train/loss": 1.0 / step, "train/step": step, "worker_pid": os.getpid()},
+        loss = float("nan") if config.tag == config.nan_tag and step == config.steps else 1 / step
+        ctx.report({"train/loss": loss, "train/step": step, "worker_pid": os.getpid()},
                    checkpoint={"step": step})
         marker = log / "killed"
         if step == config.kill_at and not marker.exists():

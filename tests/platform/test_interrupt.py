@@ -86,6 +86,12 @@ def test_ctrl_c_full_disk_and_resume(tmp_path: Path, mount_tmpfs) -> None:
     assert all(t.status == "finished" for t in results)
     starts = [tag for tag, step, _ in _steps(tmp_path) if step == 1]
     assert all(starts.count(tag) == 1 for tag in finished_then), starts
+    import optuna  # the dashboard's study went through all of it without duplicates
+
+    trials = optuna.load_study(study_name="s", storage=f"sqlite:///{run_dir}/optuna.db").trials
+    assert sorted(t.params["tag"] for t in trials) == [0, 1, 2, 3, 4, 5]
+    assert {t.state.name for t in trials} == {"COMPLETE"}
+    assert len({t.user_attrs["tune_trial_id"] for t in trials}) == 6
     _corrupt_files_are_rebuilt_or_one_line(run_dir, env, mount_tmpfs)
 
 

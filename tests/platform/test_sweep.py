@@ -65,6 +65,21 @@ params:
     assert len(result["trials"]) == 3
     lrs = [t["params"]["optimizer.lr"] for t in result["trials"]]
     assert all(1e-3 <= lr <= 1e-1 for lr in lrs) and len(set(lrs)) == 3
+    # The searcher and the dashboard mirror share one study: no duplicate trials.
+    import optuna
+
+    storage = f"sqlite:///{tmp_path / 'optuna' / 'optuna.db'}"
+    (only,) = optuna.get_all_study_summaries(storage)
+    assert only.study_name == "optuna" and only.n_trials == 3
+    trials = optuna.load_study(study_name="optuna", storage=storage).trials
+    tune_ids = {t["trial_id"]: t for t in result["trials"]}
+    assert sorted(t.user_attrs["tune_trial_id"] for t in trials) == sorted(tune_ids)
+    for trial in trials:  # ASHA's early stops are PRUNED, the others COMPLETE
+        iterations = len(trial.intermediate_values)
+        expected = "COMPLETE" if iterations == 2 else "PRUNED"  # 6 steps / eval every 3
+        assert trial.state.name == expected, (trial.state, trial.intermediate_values)
+        assert trial.params["optimizer.lr"] == tune_ids[trial.user_attrs["tune_trial_id"]][
+            "params"]["optimizer.lr"]
 
 
 def test_run_reads_token_files_with_ray_data_and_trains_on_two_workers(ray_session, tmp_path):

@@ -1,0 +1,244 @@
+"""Every sweep, live in optuna-dashboard: a Tune callback that mirrors trials into an
+Optuna study in a real database (SQLite ``optuna.db`` in the run folder by default, or
+any SQLAlchemy URL Optuna accepts, e.g. PostgreSQL on a cluster's head node).
+
+A trial appears when it starts (RUNNING) with its parameters and their distributions
+from the space file; each report adds an intermediate value of the primary metric at
+its ``training_iteration``; it ends COMPLETE with the final primary metric, FAIL with
+its error, or PRUNED when the scheduler stopped it early. The other reported metrics,
+``diverged`` and the Tune trial id go into user attributes. The study's direction is
+the primary metric's mode, its name the run's name.
+
+With ``--search optuna`` the searcher owns the trials (``OptunaSearch`` on the same
+storage and study): the mirror only adds the user attributes, so there is one study and
+no duplicate trial. On ``--resume`` a restarted trial continues the Optuna trial that
+carries its Tune id; finished trials are never added again.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+from typing import Any
+
+from ray.tune import Callback
+from ray.tune.schedulers import ASHAScheduler
+from ray.tune.search.optuna import OptunaSearch
+
+from raystudy.errors import UserError
+
+DEFAULT_DB = "optuna.db"
+TUNE_ID = "tune_trial_id"
+_FLUSH_S = 30.0  # a running trial's user attributes are refreshed at most this often
+PRUNED: set[str] = set()  # Tune trial ids the scheduler stopped before their end
+
+
+class PruningASHA(ASHAScheduler):
+    """ASHA that records which trials it stopped early (before ``max_t``), so the
+    Optuna study can mark them PRUNED rather than COMPLETE."""
+
+    def on_trial_result(self, tune_controller: Any, trial: Any, result: dict) -> str:
+        decision = super().on_trial_result(tune_controller, trial, result)
+        if decision == self.STOP and result.get(self._time_attr, 0) < self._max_t:
+            PRUNED.add(trial.trial_id)
+        return decision
+
+
+def storage_url(setting: str | None, run_dir: Path, local: bool) -> str | None:
+    """The database of a run: ``--optuna-storage`` (``off`` disables), else SQLite in it."""
+    if setting == "off":
+        return None
+    if setting:
+        return setting
+    if not local:
+        raise UserError("--storage on object storage needs --optuna-storage URL for the "
+                        "live dashboard database (e.g. postgresql://head:5432/optuna), "
+                        "or --optuna-storage off")
+    return f"sqlite:///{run_dir / DEFAULT_DB}"
+
+
+def open_storage(url: str):
+    """An Optuna RDB storage; a URL it cannot use is one line."""
+    import optuna
+
+    sqlite = url.startswith("sqlite")
+    try:
+        # SQLite: wait for the lock rather than fail while the dashboard reads.
+        storage = optuna.storages.RDBStorage(
+            url, engine_kwargs={"connect_args": {"timeout": 30}} if sqlite else {})
+    except Exception as exc:
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        raise UserError(f"--optuna-storage {url}: cannot open it ({first[:200]})") from None
+    if sqlite:
+        from sqlalchemy import event
+
+        event.listen(storage.engine, "connect", _sqlite_pragmas)
+        storage.engine.dispose()  # connections from now on get the pragmas
+    return storage
+
+
+def _sqlite_pragmas(connection: Any, record: Any) -> None:
+    """WAL: the dashboard reads while the sweep writes; NORMAL sync: no fsync per write."""
+    cursor = connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=NORMAL")
+    cursor.close()
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+class RaystudyOptunaSearch(OptunaSearch):
+    """Ray's OptunaSearch, but each Optuna trial carries its Tune trial id (so the mirror
+    finds it, also after a resume), and a trial the scheduler stopped early ends PRUNED
+    (Ray's marks it COMPLETE with its last value)."""
+
+    def suggest(self, trial_id: str) -> dict | None:
+        config = super().suggest(trial_id)
+        if trial_id in self._ot_trials:
+            self._ot_trials[trial_id].set_user_attr(TUNE_ID, trial_id)
+        return config
+
+    def on_trial_complete(self, trial_id: str, result: dict | None = None,
+                          error: bool = False) -> None:
+        diverged = bool((result or {}).get("diverged"))
+        if error or diverged or trial_id not in PRUNED or trial_id in self._completed_trials:
+            super().on_trial_complete(trial_id, result, error)
+            return
+        from optuna.trial import TrialState
+
+        self._ot_study.tell(self._ot_trials[trial_id], state=TrialState.PRUNED)
+        self._completed_trials.add(trial_id)
+
+
+class OptunaMirror(Callback):
+    """Mirror a Tune run into an Optuna study; see the module docstring."""
+
+    def __init__(self, url: str, study_name: str, metric: str, mode: str,
+                 distributions: dict[str, Any], searcher_owned: bool = False) -> None:
+        self.url, self.study_name, self.metric, self.mode = url, study_name, metric, mode
+        self.distributions = distributions
+        self.searcher_owned = searcher_owned  # --search optuna: the searcher makes trials
+        self._storage = None
+        self._study_id: int | None = None
+        self._ids: dict[str, int] = {}  # Tune trial id -> Optuna storage trial id
+        self._ended: set[int] = set()  # Optuna trials no longer RUNNING
+        self._flushed: dict[str, float] = {}
+
+    def __getstate__(self) -> dict[str, Any]:  # Tune pickles callbacks with the run
+        state = dict(self.__dict__)
+        state.update(_storage=None, _study_id=None, _ids={}, _ended=set(), _flushed={})
+        return state
+
+    # ------------------------------------------------------------------ storage
+    def setup(self, **info: Any) -> None:
+        self._connect()
+
+    def _connect(self) -> None:
+        if self._storage is not None:
+            return
+        import optuna
+
+        self._storage = open_storage(self.url)
+        direction = "minimize" if self.mode == "min" else "maximize"
+        study = optuna.create_study(storage=self._storage, study_name=self.study_name,
+                                    direction=direction, load_if_exists=True)
+        self._study_id = study._study_id
+        self._refresh()
+
+    def _refresh(self) -> None:
+        from optuna.trial import TrialState
+
+        for frozen in self._storage.get_all_trials(self._study_id, deepcopy=False):
+            if TUNE_ID in frozen.user_attrs:
+                self._ids[frozen.user_attrs[TUNE_ID]] = frozen._trial_id
+                if frozen.state != TrialState.RUNNING:
+                    self._ended.add(frozen._trial_id)
+
+    def _trial_id(self, trial: Any) -> int | None:
+        """The Optuna trial of a Tune trial: ours, the searcher's, or a new one."""
+        self._connect()
+        tune_id = trial.trial_id
+        if tune_id not in self._ids and self.searcher_owned:
+            self._refresh()  # the searcher has just asked Optuna for this trial
+        if tune_id in self._ids or self.searcher_owned:
+            return self._ids.get(tune_id)
+        from optuna.trial import TrialState, create_trial
+
+        swept = {k: d for k, d in self.distributions.items() if k in trial.config}
+        template = create_trial(  # params, distributions and the Tune id in one write
+            state=TrialState.RUNNING, params={k: trial.config[k] for k in swept},
+            distributions=swept, user_attrs={TUNE_ID: tune_id})
+        optuna_id = self._storage.create_new_trial(self._study_id, template_trial=template)
+        self._ids[tune_id] = optuna_id
+        return optuna_id
+
+    def _running(self, optuna_id: int) -> bool:
+        return optuna_id not in self._ended
+
+    def _attrs(self, optuna_id: int, result: dict[str, Any]) -> None:
+        for key, value in result.items():
+            if key == self.metric or "/" in key or key in ("diverged", "training_iteration"):
+                number = _number(value)
+                if number is not None and not math.isnan(number):
+                    self._storage.set_trial_user_attr(optuna_id, key, number)
+
+    # ------------------------------------------------------------------ Tune hooks
+    def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._trial_id(trial)
+        self._flushed[trial.trial_id] = time.monotonic()
+
+    def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict,
+                        **info: Any) -> None:
+        optuna_id = self._trial_id(trial)
+        if optuna_id is None or not self._running(optuna_id):
+            return
+        value = _number(result.get(self.metric))
+        step = int(result.get("training_iteration", 0))
+        if not self.searcher_owned and value is not None and math.isfinite(value):
+            self._storage.set_trial_intermediate_value(optuna_id, step, value)
+        now = time.monotonic()
+        if now - self._flushed.get(trial.trial_id, 0.0) >= _FLUSH_S:
+            self._flushed[trial.trial_id] = now
+            self._attrs(optuna_id, result)
+
+    def on_trial_complete(self, iteration: int, trials: list, trial: Any,
+                          **info: Any) -> None:
+        self._end(trial, error=None)
+
+    def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
+        self._end(trial, error=str(getattr(trial, "error_file", "") or "error"))
+
+    def _end(self, trial: Any, error: str | None) -> None:
+        from optuna.trial import TrialState
+
+        optuna_id = self._trial_id(trial)
+        if optuna_id is None:
+            return
+        result = dict(trial.last_result or {})
+        self._attrs(optuna_id, result)
+        if error is not None:
+            self._storage.set_trial_user_attr(optuna_id, "error", _last_line(trial))
+        if self.searcher_owned or not self._running(optuna_id):
+            return  # the searcher tells Optuna itself
+        value = _number(result.get(self.metric))
+        if error is not None or value is None or math.isnan(value):
+            self._storage.set_trial_state_values(optuna_id, TrialState.FAIL)
+        elif trial.trial_id in PRUNED and not result.get("diverged"):
+            self._storage.set_trial_state_values(optuna_id, TrialState.PRUNED)
+        else:
+            self._storage.set_trial_state_values(optuna_id, TrialState.COMPLETE, [value])
+        self._ended.add(optuna_id)
+
+
+def _last_line(trial: Any) -> str:
+    path = getattr(trial, "error_file", None)
+    try:
+        lines = [ln for ln in Path(path).read_text().splitlines() if ln.strip()] if path else []
+    except OSError:
+        lines = []
+    return (lines[-1] if lines else "error")[:300]
