@@ -101,7 +101,7 @@ class ShiftBasis(torch.nn.Module):
         with torch.no_grad():
             self.register_buffer("Z", Z.clone())
             self.register_buffer("L", safe_cholesky(dense(self.base_kernel(Z, Z))))
-            self.register_buffer("m_Z", self.base_mean(Z).reshape(-1))
+            self.register_buffer("m_Z", self.base_mean(Z).reshape(-1).clone())
 
     def k(self, x1: Tensor, x2: Tensor) -> Tensor:
         return dense(self.base_kernel(x1, x2))

@@ -6,6 +6,7 @@ import gpytorch
 import numpy as np
 import pytest
 import torch
+from egp_helpers import gp_datasets, grid, matern  # noqa: I001
 
 from raystudy.algorithms.empirical_gp import (
     Corpus,
@@ -15,26 +16,10 @@ from raystudy.algorithms.empirical_gp import (
     m_step,
     shared_grid_prior,
 )
-from raystudy.algorithms.empirical_gp.corpora import CorpusSpec, GPFamily, corpus, matern52
+from raystudy.algorithms.empirical_gp.corpora import GPFamily, matern52
 from raystudy.algorithms.empirical_gp.prior import ShiftBasis
 
 DT = torch.float64
-
-
-def matern(lengthscale: float, outputscale: float = 1.0) -> gpytorch.kernels.Kernel:
-    k = gpytorch.kernels.ScaleKernel(gpytorch.kernels.MaternKernel(nu=2.5)).to(DT)
-    k.base_kernel.lengthscale = lengthscale
-    k.outputscale = outputscale
-    return k
-
-
-def grid(M: int) -> torch.Tensor:
-    return torch.linspace(0, 1, M, dtype=DT).unsqueeze(-1)
-
-
-def gp_datasets(S: int, seed: int, lo: int = 4, hi: int = 12, noise_sd: float = 0.05):
-    spec = CorpusSpec(locations="uniform", min_points=lo, max_points=hi, noise_sd=noise_sd)
-    return corpus(GPFamily(lengthscale=0.3), spec, S, seed)
 
 
 def gaussian_kl(m1, S1, m2, S2) -> float:
