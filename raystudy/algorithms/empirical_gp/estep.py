@@ -155,7 +155,7 @@ class Corpus:
                 W_flat = g.W.reshape(B * n, M)
                 WS = (W_flat @ Sigma).reshape(B, n, M)                   # W_i Sigma, one GEMM
                 A = WS @ g.W.mT + g.Lam + noise * eye                     # A_i
-                L = safe_cholesky(0.5 * (A + A.mT))
+                L = safe_cholesky(A)                                      # reads the lower triangle
                 r = g.r0 - (W_flat @ mu).reshape(B, n)                    # r_i
                 V = torch.linalg.solve_triangular(L, g.W, upper=False)    # L_i^-1 W_i
                 z = torch.linalg.solve_triangular(L, r.unsqueeze(-1), upper=False)
