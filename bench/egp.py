@@ -152,8 +152,8 @@ def bench_ray(S: int, iterations: int) -> dict:
     try:
         def run(map_call, parts: int, key: str) -> float:
             shards = [data[s::parts] for s in range(parts)]
-            jobs = [ShardJob(f"{key}/{s}", shard, basis, mu, Sigma, NOISE, False, threads=1)
-                    for s, shard in enumerate(shards)]
+            jobs = [ShardJob.pack(f"{key}/{s}", shard, basis=basis, mu=mu, Sigma=Sigma,
+                                  noise=NOISE, need_noise=False) for s, shard in enumerate(shards)]
             times = []
             for it in range(iterations + 2):   # 2 warm-up iterations build the caches
                 t0 = time.perf_counter()
@@ -248,27 +248,36 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="S <= 4k, no Ray, no loop accuracy")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions (>= 1)")
+    parser.add_argument("--only", default="versus,scaling,ray,accuracy",
+                        help="comma list of the parts to run (default: all four)")
     parser.add_argument("--botorch-python", default="",
                         help="interpreter with BoTorch main installed (a throwaway venv)")
     args = parser.parse_args()
     if args.reps < 1:
         parser.error("--reps must be >= 1")
+    parts = set(args.only.split(","))
+    if not parts <= {"versus", "scaling", "ray", "accuracy"}:
+        parser.error("--only takes versus, scaling, ray, accuracy")
     torch.set_num_threads(1)
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
           f"torch {torch.__version__}, gpytorch {gpytorch.__version__}, "
           f"{torch.get_num_threads()} torch thread, float64, M = {M}")
-    versus = bench_loop_vs_batched(args.reps)
-    print("\n## One EM iteration, S = 2,000: batched vs per-dataset loop\n")
-    print(table([versus]))
-    target = versus["batched_ms_per_dataset"] <= 0.04
-    print(f"\n{'PASS' if target else 'FAIL'} batched {versus['batched_ms_per_dataset']:.4f} ms "
-          "per dataset per iteration (target <= 0.04; BoTorch's loop: 1.9 ms)")
-    sizes = [1000, 2000, 4000] if args.quick else [1000, 2000, 4000, 16000]
-    print("\n## Batched iteration time vs S\n")
-    print(table(bench_scaling(sizes, args.reps)))
-    if not args.quick:
+    if "versus" in parts:
+        versus = bench_loop_vs_batched(args.reps)
+        print("\n## One EM iteration, S = 2,000: batched vs per-dataset loop\n")
+        print(table([versus]))
+        target = versus["batched_ms_per_dataset"] <= 0.04
+        print(f"\n{'PASS' if target else 'FAIL'} batched {versus['batched_ms_per_dataset']:.4f} "
+              "ms per dataset per iteration (target <= 0.04; BoTorch's loop: 1.9 ms)")
+    if "scaling" in parts:
+        sizes = [1000, 2000, 4000] if args.quick else [1000, 2000, 4000, 16000]
+        print("\n## Batched iteration time vs S\n")
+        print(table(bench_scaling(sizes, args.reps)))
+    if "ray" in parts and not args.quick:
         print("\n## S = 16,000: E-step shards as Ray tasks (ray.init(num_cpus=2))\n")
         print(table([bench_ray(16000, max(3, args.reps))]))
+    if "accuracy" not in parts:
+        return
     accuracy_sizes = [500, 1000, 2000]
     rows = bench_accuracy(accuracy_sizes, with_loop=not args.quick)
     if args.botorch_python:

@@ -119,7 +119,8 @@ def test_quick_sweep_with_e_step_shards_as_ray_tasks(ray_session, tmp_path):
         methods["curves"])
     assert all(np.isfinite(v["nll"]) for m in methods.values() for v in m.values())
     report = (run / "report.md").read_text()
-    for text in ("### Test NLL and RMSE", "NLL h=20", "corpus_size.png",
+    assert set(summary["analysis"]["covariance_error"]) >= {"curves egp S=60 M=12 none"}
+    for text in ("### Test NLL and RMSE", "NLL h=20", "corpus_size.png", "### Learned prior vs",
                  "covariance_curves.png", "examples_seasonal.png"):
         assert text in report, text
     for name in ("corpus_size", "covariance_curves", "covariance_seasonal", "examples_curves"):

@@ -170,8 +170,9 @@ def em_fit(
         parts = shards_of(data, shards)
 
         def estep(mu: Tensor, Sigma: Tensor, noise: float) -> SufficientStats:
-            jobs = [ShardJob(f"{token}/{s}", part, basis, mu, Sigma, noise, learn_noise,
-                             threads=torch.get_num_threads())
+            jobs = [ShardJob.pack(f"{token}/{s}", part, basis=basis, mu=mu, Sigma=Sigma,
+                                  noise=noise, need_noise=learn_noise,
+                                  threads=torch.get_num_threads())
                     for s, part in enumerate(parts)]
             results = map_fn(shard_statistics, jobs)
             total = results[0]

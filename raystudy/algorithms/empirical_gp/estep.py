@@ -212,18 +212,32 @@ def loop_statistics(datasets: list[Dataset], basis: ShiftBasis, mu: Tensor, Sigm
 class ShardJob:
     """One shard's E-step: its datasets, the base GP, and the current parameters.
 
-    ``key`` names the shard within one fit, so a process that sees the same shard
-    again reuses its precomputed ``Corpus`` instead of rebuilding it.
+    The datasets travel packed as three tensors (all x (N, d), all y (N,), sizes (S,)):
+    pickling S pairs of small tensors costs more than the E-step. ``key`` names the shard
+    within one fit, so a process that sees the same shard again reuses its precomputed
+    ``Corpus`` instead of rebuilding it.
     """
 
     key: str
-    datasets: list[Dataset]
+    x: Tensor
+    y: Tensor
+    sizes: Tensor
     basis: ShiftBasis
     mu: Tensor
     Sigma: Tensor
     noise: float
     need_noise: bool
     threads: int = 1
+
+    @classmethod
+    def pack(cls, key: str, datasets: list[Dataset], **kwargs) -> ShardJob:
+        sizes = torch.tensor([len(y) for _, y in datasets])
+        return cls(key, torch.cat([x for x, _ in datasets]), torch.cat([y for _, y in datasets]),
+                   sizes, **kwargs)
+
+    def datasets(self) -> list[Dataset]:
+        sizes = self.sizes.tolist()
+        return list(zip(self.x.split(sizes), self.y.split(sizes), strict=True))
 
 
 _CORPORA: OrderedDict[str, Corpus] = OrderedDict()
@@ -236,7 +250,7 @@ def shard_statistics(job: ShardJob) -> SufficientStats:
         torch.set_num_threads(job.threads)
     corpus = _CORPORA.get(job.key)
     if corpus is None:
-        corpus = Corpus(job.datasets, job.basis)
+        corpus = Corpus(job.datasets(), job.basis)
         _CORPORA[job.key] = corpus
         while len(_CORPORA) > _MAX_CACHED:
             _CORPORA.popitem(last=False)
