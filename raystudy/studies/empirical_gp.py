@@ -216,6 +216,13 @@ def check_data(config: EmpiricalGPConfig) -> None:
     """Open the local files (LCBench or CSV) and check they hold enough long-enough curves."""
     if config.task.family not in FILE_FAMILIES:
         return
+    if not Path(config.task.path).exists():
+        expected = ("LCBench's data_2k.json or an LCBench-lite folder "
+                    "(<dataset>/metrics.parquet.gzip)" if config.task.family == "lcbench"
+                    else "a folder of *.csv series")
+        raise DataError(f"task.path={config.task.path}: no such file or folder; "
+                        f"task.family={config.task.family} expects {expected} there "
+                        "(see docs/empirical_gp.md)")
     curves = file_curves(config.task.family, config.task.path, config.task.dataset)
     k = observed_points(config, curves.shape[1])
     if k + max(horizons(config)) > curves.shape[1]:

@@ -73,7 +73,8 @@ def test_check_data_reads_the_files_and_says_what_is_wrong(tmp_path):
     few = write_lcbench(tmp_path / "few.json", datasets=("adult",), configs=4)
     with pytest.raises(DataError, match="4 curves, need more than task.test_tasks"):
         check_data(config(**{"task.family": "lcbench", "task.path": str(few)}))
-    with pytest.raises(DataError, match="no such folder"):
+    with pytest.raises(DataError, match="none: no such file or folder; task.family=csv "
+                                        r"expects a folder of \*.csv series"):
         check_data(config(**{"task.family": "csv", "task.path": str(tmp_path / "none")}))
 
 
