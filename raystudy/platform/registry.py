@@ -37,6 +37,13 @@ STUDIES: tuple[StudyEntry, ...] = (
         "raystudy.studies.cell_classifier",
         "Block sampling vs random vs streaming for a cell-line classifier (scDataset, ICML 2026)",
     ),
+    StudyEntry(
+        "empirical_gp",
+        "raystudy.studies.empirical_gp",
+        "GP priors learned by EM from a corpus vs per-task kernels (Empirical GPs, ICML 2026)",
+        extra="gp",
+        requires=("gpytorch", "linear_operator"),
+    ),
 )
 
 

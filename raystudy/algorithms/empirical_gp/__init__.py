@@ -1,0 +1,32 @@
+"""Empirical Gaussian processes: GP priors learned by EM from a corpus of datasets.
+
+Lin, Ament, Tiao, Eriksson, Balandat, Bakshy, "Empirical Gaussian Processes"
+(arXiv 2602.12082, ICML 2026). See ``docs/empirical_gp.md``.
+
+* ``em_fit(datasets, reference_points, base_kernel, ...) -> EmpiricalPrior`` (``em.py``);
+  batched E-step and shard statistics in ``estep.py``; shift interpolation and the
+  shared-grid estimator in ``prior.py``;
+* ``EmpiricalMean``, ``EmpiricalKernel``, ``fit_predict`` (``modules.py``): the prior
+  as GPyTorch modules;
+* corpora (``corpora.py``), local-file loaders (``loaders.py``) and per-task
+  type-II ML baselines (``baselines.py``) for the study.
+"""
+
+from .em import em_fit, m_step
+from .estep import Corpus, SufficientStats, check_datasets, loop_statistics, shard_statistics
+from .prior import EmpiricalPrior, base_prior, project_psd, safe_cholesky, shared_grid_prior
+
+__all__ = [
+    "Corpus",
+    "EmpiricalPrior",
+    "SufficientStats",
+    "base_prior",
+    "check_datasets",
+    "em_fit",
+    "loop_statistics",
+    "m_step",
+    "project_psd",
+    "safe_cholesky",
+    "shard_statistics",
+    "shared_grid_prior",
+]

@@ -1,0 +1,578 @@
+"""Do GP priors learned from a corpus of datasets extrapolate better? (Empirical GP study)
+
+Paper: Lin, Ament, Tiao, Eriksson, Balandat, Bakshy, "Empirical Gaussian Processes"
+(arXiv 2602.12082, ICML 2026). Claim: a prior mean and covariance estimated by EM from
+many past datasets (learning curves, time series) predicts a new task's future better
+-- lower test NLL and RMSE at long horizons -- than hand-picked kernels fitted to the
+task alone, and improves with the size of the corpus.
+
+Launch::
+
+    raystudy sweep empirical_gp --profile quick                  # 2 CPUs, minutes
+    raystudy sweep empirical_gp --profile paper --set task.path=/data/lcbench/data_2k.json \\
+        --map-tasks 4                                            # E-step shards as Ray tasks
+
+Each trial draws (or loads) a corpus of S datasets and a set of test curves, fits the
+empirical prior on M reference points with ``em_fit`` (its E-step split into
+``model.shards`` shards through ``ctx.map``), then observes the first part of each test
+curve and predicts the rest with the empirical GP, the base GP, and RBF, Matern-5/2 and
+spectral-mixture GPs fitted per task by type-II ML. It reports NLL and RMSE per horizon
+(steps after the last observed point) and overall, and checkpoints the learned prior
+and a few example predictions for the report's figures.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import gpytorch
+import numpy as np
+import torch
+
+from raystudy.algorithms.empirical_gp import base_prior, em_fit
+from raystudy.algorithms.empirical_gp.baselines import BASELINES, fit_and_predict
+from raystudy.algorithms.empirical_gp.corpora import (
+    FAMILIES,
+    CorpusSpec,
+    corpus,
+    sample_locations,
+    tasks,
+)
+from raystudy.algorithms.empirical_gp.loaders import load_csv_folder, load_curves
+from raystudy.algorithms.empirical_gp.modules import fit_predict
+from raystudy.errors import DataError
+from raystudy.platform.context import TrialContext
+from raystudy.platform.results import RunResults
+from raystudy.platform.study import Analysis, Metric, Study
+
+FILE_FAMILIES = ("lcbench", "csv")
+# family: (grid points per curve, observation noise sd, where corpus datasets are observed)
+DEFAULTS = {"gp": (50, 0.05, "uniform"), "curves": (52, 0.01, "prefix"),
+            "seasonal": (96, 0.1, "subset"), "lcbench": (0, 0.0, "prefix"),
+            "csv": (0, 0.0, "subset")}
+METHODS = ("egp", "base", *BASELINES)
+
+
+@dataclass
+class TaskConfig:
+    family: str = "curves"
+    """gp | curves | seasonal (generated) | lcbench | csv (local files at task.path)."""
+    path: str = ""
+    """lcbench: LCBench's JSON file or an LCBench-lite folder; csv: a folder of *.csv series."""
+    dataset: str = ""
+    """lcbench: one dataset of the file ('' = all datasets pooled)."""
+    observed: float = 0.25
+    """Fraction of each test curve that is observed (the first points)."""
+    horizons: str = "1,5,10,20"
+    """Steps after the last observed point at which NLL/RMSE are reported."""
+    test_tasks: int = 30
+    """Test curves per trial."""
+    noise_sd: float = 0.0
+    """Generated families: observation noise sd (0: gp 0.05, curves 0.01, seasonal 0.1)."""
+
+
+@dataclass
+class CorpusConfig:
+    datasets: int = 200
+    """S: corpus datasets the prior is learned from."""
+    locations: str = "auto"
+    """prefix (first L points) | subset (random grid points) | uniform | auto (by family)."""
+    min_points: int = 10
+    """Fewest observations per corpus dataset."""
+    max_points: int = 0
+    """Most observations per corpus dataset (0: the curve length)."""
+
+
+@dataclass
+class ModelConfig:
+    reference_points: int = 26
+    """M: reference points, evenly spaced on [0, 1]."""
+    regularisation: str = "none"
+    """none | inverse_wishart (MAP, mode at K(Z, Z)) | shrinkage/A (A in [0, 1])."""
+    iterations: int = 20
+    """EM iterations."""
+    base_lengthscale: float = 0.2
+    """Base Matern-5/2 lengthscale on [0, 1] (outputscale, mean: the corpus variance, mean)."""
+    learn_noise: bool = True
+    """Update the noise variance in closed form (else keep model.noise)."""
+    noise: float = 0.0
+    """(Initial) noise variance; 0: 1% of the corpus variance."""
+    shards: int = 2
+    """E-step shards handed to ctx.map (Ray tasks with --map-tasks; in-process otherwise)."""
+
+
+@dataclass
+class EvalConfig:
+    baselines: str = "base,rbf,matern52,spectral_mixture"
+    """Comparison methods: base (the base GP alone) and per-task type-II ML kernels."""
+    baseline_steps: int = 100
+    """Adam steps of each per-task type-II ML fit."""
+    examples: int = 3
+    """Test curves kept (in the checkpoint) for the example-prediction figure."""
+
+
+@dataclass
+class TrainConfig:
+    seed: int = 0
+    """Seed of the corpus, the test curves and the LCBench split."""
+    threads: int = 1
+    """torch CPU threads per trial."""
+
+
+@dataclass
+class EmpiricalGPConfig:
+    task: TaskConfig = field(default_factory=TaskConfig)
+    corpus: CorpusConfig = field(default_factory=CorpusConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    eval: EvalConfig = field(default_factory=EvalConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def validate(self) -> None:
+        t, c, m = self.task, self.corpus, self.model
+        if t.family not in (*FAMILIES, *FILE_FAMILIES):
+            raise ValueError(f"task.family={t.family!r} is not one of "
+                             f"{', '.join((*FAMILIES, *FILE_FAMILIES))}")
+        if t.family in FILE_FAMILIES and not t.path:
+            raise ValueError(f"task.family={t.family} needs task.path (see docs/empirical_gp.md)")
+        if not 0 < t.observed < 1:
+            raise ValueError(f"task.observed={t.observed} must be a fraction in (0, 1)")
+        length = DEFAULTS[t.family][0]
+        if length and observed_points(self, length) + max(horizons(self)) > length:
+            raise ValueError(f"task.observed={t.observed} and task.horizons={t.horizons!r} "
+                             f"reach past the {length} points of a {t.family} curve")
+        if min(t.test_tasks, c.datasets, c.min_points, m.reference_points - 1, m.shards,
+               self.train.threads, self.eval.baseline_steps) < 1 or m.iterations < 0:
+            raise ValueError("task.test_tasks, corpus.datasets, corpus.min_points, model.shards, "
+                             "eval.baseline_steps, train.threads must be >= 1, "
+                             "model.reference_points >= 2, model.iterations >= 0")
+        if c.locations not in ("auto", "prefix", "subset", "uniform"):
+            raise ValueError(f"corpus.locations={c.locations!r} is not one of auto, prefix, "
+                             "subset, uniform")
+        if t.family in FILE_FAMILIES and c.locations == "uniform":
+            raise ValueError("corpus.locations=uniform needs a generated family (files are "
+                             "observed on their grid: prefix or subset)")
+        if c.max_points and c.max_points < c.min_points:
+            raise ValueError("corpus.max_points must be 0 or >= corpus.min_points")
+        regularisation(m.regularisation)
+        if not (m.base_lengthscale > 0 and m.noise >= 0 and t.noise_sd >= 0):
+            raise ValueError("model.base_lengthscale must be > 0, model.noise and "
+                             "task.noise_sd >= 0")
+        unknown = set(methods(self)) - set(METHODS)
+        if unknown:
+            raise ValueError(f"eval.baselines: unknown {', '.join(sorted(unknown))}; "
+                             f"choose from base, {', '.join(BASELINES)}")
+
+
+def horizons(config: EmpiricalGPConfig) -> list[int]:
+    try:
+        hs = [int(h) for h in config.task.horizons.split(",") if h.strip()]
+    except ValueError:
+        hs = []
+    if not hs or min(hs) < 1:
+        raise ValueError(f"task.horizons={config.task.horizons!r}: expected positive integers "
+                         "separated by commas")
+    return hs
+
+
+def regularisation(spec: str) -> tuple[str | None, float]:
+    """``(prior, shrinkage)`` of none | inverse_wishart | shrinkage/A."""
+    if spec in ("none", "inverse_wishart"):
+        return (None if spec == "none" else spec), 0.0
+    kind, _, value = spec.partition("/")
+    try:
+        if kind == "shrinkage" and 0 <= float(value) <= 1:
+            return None, float(value)
+    except ValueError:
+        pass
+    raise ValueError(f"model.regularisation={spec!r}: expected none, inverse_wishart or "
+                     "shrinkage/A with A in [0, 1]")
+
+
+def methods(config: EmpiricalGPConfig) -> list[str]:
+    return ["egp", *[b.strip() for b in config.eval.baselines.split(",") if b.strip()]]
+
+
+# ----------------------------------------------------------------------------- data
+@functools.lru_cache(maxsize=2)
+def file_curves(family: str, path: str, dataset: str) -> np.ndarray:
+    """Curves (count, T) from local files; LCBench accuracies in percent become fractions."""
+    groups = load_csv_folder(path) if family == "csv" else load_curves(path)
+    if dataset:
+        if dataset not in groups:
+            raise DataError(f"task.path={path}: no dataset {dataset!r} (it has "
+                            f"{', '.join(sorted(groups)[:8])})")
+        groups = {dataset: groups[dataset]}
+    length = min(g.shape[1] for g in groups.values())  # CSV series: the common length
+    curves = np.concatenate([g[:, :length] for g in groups.values()])
+    return curves / 100.0 if family == "lcbench" and curves.max() > 1.5 else curves
+
+
+def check_data(config: EmpiricalGPConfig) -> None:
+    """Open the local files (LCBench or CSV) and check they hold enough long-enough curves."""
+    if config.task.family not in FILE_FAMILIES:
+        return
+    if not Path(config.task.path).exists():
+        expected = ("LCBench's data_2k.json or an LCBench-lite folder "
+                    "(<dataset>/metrics.parquet.gzip)" if config.task.family == "lcbench"
+                    else "a folder of *.csv series")
+        raise DataError(f"task.path={config.task.path}: no such file or folder; "
+                        f"task.family={config.task.family} expects {expected} there "
+                        "(see docs/empirical_gp.md)")
+    curves = file_curves(config.task.family, config.task.path, config.task.dataset)
+    k = observed_points(config, curves.shape[1])
+    if k + max(horizons(config)) > curves.shape[1]:
+        raise DataError(f"task.path={config.task.path}: curves of {curves.shape[1]} points are "
+                        f"too short for {k} observed + horizon {max(horizons(config))}")
+    if curves.shape[0] < config.task.test_tasks + 2:
+        raise DataError(f"task.path={config.task.path}: {curves.shape[0]} curves, need more "
+                        f"than task.test_tasks + 1 = {config.task.test_tasks + 1}")
+
+
+def observed_points(config: EmpiricalGPConfig, length: int) -> int:
+    return max(1, round(config.task.observed * length))
+
+
+@dataclass
+class Problem:
+    """A corpus, test curves Y (tasks, T) on grid (T,), their truth on Z if known."""
+
+    datasets: list
+    grid: np.ndarray
+    Y: np.ndarray
+    truth: tuple[np.ndarray, np.ndarray] | None
+
+
+def build_problem(config: EmpiricalGPConfig, Z: np.ndarray) -> Problem:
+    t, c, seed = config.task, config.corpus, config.train.seed
+    length, noise_sd, locations = DEFAULTS[t.family]
+    locations = locations if c.locations == "auto" else c.locations
+    if t.family in FAMILIES:
+        family = FAMILIES[t.family]()
+        grid = np.linspace(0, 1, length)
+        noise_sd = t.noise_sd or noise_sd
+        spec = CorpusSpec(locations, c.min_points, c.max_points or length, noise_sd, grid)
+        Y, _ = tasks(family, grid, t.test_tasks, noise_sd, seed=10_000 + seed)
+        return Problem(corpus(family, spec, c.datasets, seed), grid, Y, family.moments(Z))
+    curves = file_curves(t.family, t.path, t.dataset)
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(curves))
+    Y, pool = curves[order[: t.test_tasks]], curves[order[t.test_tasks:]]
+    grid = np.linspace(0, 1, curves.shape[1])
+    spec = CorpusSpec(locations, c.min_points, c.max_points or len(grid), 0.0, grid)
+    rows = pool[rng.integers(len(pool), size=c.datasets)] if c.datasets > len(pool) else \
+        pool[: c.datasets]
+    xs = [np.searchsorted(grid, x) for x in sample_locations(rng, spec, len(rows))]
+    datasets = [(torch.as_tensor(grid[i]).unsqueeze(-1), torch.as_tensor(row[i]))
+                for i, row in zip(xs, rows, strict=True)]
+    return Problem(datasets, grid, Y, None)
+
+
+# ----------------------------------------------------------------------------- model
+def base_modules(datasets: list, lengthscale: float, dtype: torch.dtype):
+    """Matern-5/2 base kernel and constant mean set to the corpus' variance and mean."""
+    y = torch.cat([d[1] for d in datasets])
+    kernel = gpytorch.kernels.ScaleKernel(gpytorch.kernels.MaternKernel(nu=2.5)).to(dtype)
+    kernel.base_kernel.lengthscale = lengthscale
+    kernel.outputscale = float(y.var())
+    mean = gpytorch.means.ConstantMean().to(dtype)
+    mean.constant = float(y.mean())
+    return kernel, mean, float(y.var())
+
+
+def predictive_nll(y: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarray:
+    """Gaussian negative log predictive density per point."""
+    var = np.maximum(var, 1e-12)
+    return 0.5 * (np.log(2 * np.pi * var) + (y - mean) ** 2 / var)
+
+
+_BASELINE_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+
+
+def evaluate(config: EmpiricalGPConfig, problem: Problem, prior, base) -> dict[str, Any]:
+    """Predictive (mean, variance) of y at every future point of every test curve, per method.
+
+    The per-task baselines are fitted as one batch of independent GPs (the test curves share
+    their grid) and cached per process: they do not depend on the corpus or the prior.
+    """
+    grid = torch.as_tensor(problem.grid).unsqueeze(-1)
+    k = observed_points(config, len(problem.grid))
+    Y = torch.as_tensor(problem.Y)
+    out: dict[str, Any] = {}
+    for method in methods(config):
+        if method in ("egp", "base"):
+            posts = [fit_predict(prior if method == "egp" else base, grid[:k], row[:k], grid[k:],
+                                 include_noise=True) for row in Y]
+            out[method] = (np.stack([p.mean.numpy() for p in posts]),
+                           np.stack([p.variance.numpy() for p in posts]))
+            continue
+        key = (method, config.task.family, config.task.path, config.task.dataset,
+               config.task.test_tasks, k, config.task.noise_sd, config.train.seed,
+               config.eval.baseline_steps)
+        if key not in _BASELINE_CACHE:
+            mean, var = fit_and_predict(method, grid[:k], Y[:, :k], grid[k:],
+                                        steps=config.eval.baseline_steps)
+            _BASELINE_CACHE[key] = (mean.numpy(), var.numpy())
+        out[method] = _BASELINE_CACHE[key]
+    return out
+
+
+def metrics_of(config: EmpiricalGPConfig, problem: Problem, preds: dict) -> dict[str, float]:
+    k = observed_points(config, len(problem.grid))
+    future = problem.Y[:, k:]
+    out = {}
+    for method, (mean, var) in preds.items():
+        nll, se = predictive_nll(future, mean, var), (future - mean) ** 2
+        out[f"eval/{method}/nll"] = float(nll.mean())
+        out[f"eval/{method}/rmse"] = float(np.sqrt(se.mean()))
+        for h in horizons(config):
+            out[f"eval/{method}/nll_h{h}"] = float(nll[:, h - 1].mean())
+            out[f"eval/{method}/rmse_h{h}"] = float(np.sqrt(se[:, h - 1].mean()))
+    return out
+
+
+# ----------------------------------------------------------------------------- loop
+def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
+    torch.set_num_threads(config.train.threads)
+    torch.manual_seed(config.train.seed)
+    m = config.model
+    Z = np.linspace(0, 1, m.reference_points)
+    problem = build_problem(config, Z)
+    kernel, mean, variance = base_modules(problem.datasets, m.base_lengthscale, torch.float64)
+    noise = m.noise or 0.01 * variance
+    prior_kind, shrinkage = regularisation(m.regularisation)
+    n_obs = sum(len(y) for _, y in problem.datasets)
+
+    started = time.perf_counter()
+    prior = em_fit(problem.datasets, torch.as_tensor(Z).unsqueeze(-1), kernel, mean, noise=noise,
+                   iterations=m.iterations, learn_noise=m.learn_noise, prior=prior_kind,
+                   shrinkage=shrinkage, map_fn=ctx.map if ctx.map_tasks > 0 else None,
+                   shards=m.shards)
+    em_seconds = time.perf_counter() - started
+    base = base_prior(prior.reference_points, kernel, mean, noise=prior.noise)
+    preds = evaluate(config, problem, prior, base)
+    metrics = metrics_of(config, problem, preds)
+    state = {"Z": Z, "mean": prior.mean.numpy(), "covariance": prior.covariance.numpy(),
+             "noise": prior.noise, "grid": problem.grid,
+             "log_likelihoods": [prior.initial_log_likelihood, *prior.log_likelihoods],
+             "observed": observed_points(config, len(problem.grid)),
+             "examples": {"Y": problem.Y[: config.eval.examples],
+                          **{k: (v[0][: config.eval.examples], v[1][: config.eval.examples])
+                             for k, v in preds.items()}}}
+    if problem.truth is not None:
+        true_mean, true_cov = problem.truth
+        state["truth"] = (true_mean, true_cov)
+        metrics["task/covariance_error"] = float(
+            np.linalg.norm(state["covariance"] - true_cov) / np.linalg.norm(true_cov))
+        metrics["task/mean_error"] = float(np.sqrt(np.mean((state["mean"] - true_mean) ** 2)))
+    ll = prior.log_likelihoods[-1] if prior.log_likelihoods else prior.initial_log_likelihood
+    ctx.report({"eval/nll": metrics["eval/egp/nll"], "eval/rmse": metrics["eval/egp/rmse"],
+                **metrics, "train/log_likelihood": ll / n_obs, "train/noise": prior.noise,
+                "train/em_seconds": em_seconds, "train/iterations": len(prior.log_likelihoods),
+                "train/corpus_observations": n_obs}, checkpoint=state)
+
+
+# ----------------------------------------------------------------------------- report
+def _finished(results: RunResults) -> list:
+    return [t for t in results.trials if t.status == "finished" and "eval/nll" in t.last]
+
+
+def _label(trial) -> str:
+    c = trial.config
+    return (f"egp S={c['corpus.datasets']} M={c['model.reference_points']} "
+            f"{c['model.regularisation']}")
+
+
+def metric_rows(trials: list, hs: list[int]) -> tuple[list[list[Any]], dict[str, Any]]:
+    """Mean over seeds per (family, method setting); baselines pooled over trials."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for trial in trials:
+        family = trial.config["task.family"]
+        for method in METHODS:
+            if f"eval/{method}/nll" not in trial.last:
+                continue
+            label = _label(trial) if method == "egp" else method
+            groups.setdefault((family, label), []).append(
+                {k.split("/")[-1]: v for k, v in trial.last.items()
+                 if k.startswith(f"eval/{method}/")})
+    keys = ["nll", "rmse", *[f"nll_h{h}" for h in hs], *[f"rmse_h{h}" for h in hs]]
+    rows, summary = [], {}
+    for (family, label), values in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], np.mean([v["nll"] for v in kv[1]]))):
+        means = [float(np.mean([v.get(k, math.nan) for v in values])) for k in keys]
+        rows.append([family, label, *means, len(values)])
+        summary.setdefault(family, {})[label] = dict(zip(keys, means, strict=True))
+    return rows, {"columns": keys, "methods": summary}
+
+
+def load_state(trial) -> dict | None:
+    """The trial's last checkpoint (the learned prior and example predictions), if local."""
+    if trial.logdir is None:
+        return None
+    files = sorted(Path(trial.logdir).glob("checkpoint_*/state.pt"))
+    return torch.load(files[-1], weights_only=False) if files else None
+
+
+def analyze(results: RunResults, figures_dir: Path) -> Analysis:
+    """Metric table, metrics vs corpus size, learned vs true covariance, example forecasts."""
+    from raystudy.platform.study import Table
+
+    trials = _finished(results)
+    if not trials:
+        return Analysis(notes=["no finished trials yet: nothing to tabulate"])
+    hs = sorted({int(k.rsplit("_h", 1)[1]) for t in trials for k in t.last
+                 if k.startswith("eval/egp/nll_h")})
+    rows, summary = metric_rows(trials, hs)
+    columns = ["family", "method", "NLL", "RMSE", *[f"NLL h={h}" for h in hs],
+               *[f"RMSE h={h}" for h in hs], "trials"]
+    tables = [Table("Test NLL and RMSE (future points of each test curve)", columns, rows,
+                    note="means over trials (seeds); NLL per point in the data's units, h = "
+                         "steps after the last observed point, NLL/RMSE overall = every "
+                         "future point; best first within each family")]
+    figures = [("metrics vs corpus size", plot_vs_corpus(trials, figures_dir / "corpus_size.png"))]
+    best = {}
+    for trial in trials:  # per family: the largest corpus, unregularised, most reference points
+        c = trial.config
+        rank = (c["corpus.datasets"], c["model.regularisation"] == "none",
+                c["model.reference_points"], -c["train.seed"])
+        if c["task.family"] not in best or rank > best[c["task.family"]][0]:
+            best[c["task.family"]] = (rank, trial)
+    notes = []
+    for family, (_, trial) in sorted(best.items()):
+        state = load_state(trial)
+        if state is None:
+            notes.append(f"{family}: no local checkpoint of trial {trial.trial_id}, "
+                         "no covariance or example figure")
+            continue
+        title = f"{family}: {_label(trial)}"
+        figures.append((f"learned covariance, {title}",
+                        plot_covariance(state, title, figures_dir / f"covariance_{family}.png")))
+        figures.append((f"example extrapolations, {title}",
+                        plot_examples(state, title, figures_dir / f"examples_{family}.png")))
+    errors: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for t in trials:
+        if "task/covariance_error" in t.last:
+            errors.setdefault((t.config["task.family"], _label(t)), []).append(
+                (t.last["task/covariance_error"], t.last["task/mean_error"]))
+    if errors:
+        rows = [[family, label, *np.mean(v, axis=0).tolist(), len(v)]
+                for (family, label), v in sorted(errors.items())]
+        tables.append(Table("Learned prior vs the true process on Z (generated families)",
+                            ["family", "method", "covariance error", "mean RMSE", "trials"],
+                            rows, note="covariance error = ||Sigma - Sigma*||_F / ||Sigma*||_F; "
+                                       "truth: exact (gp) or 20,000 noiseless draws"))
+        summary["covariance_error"] = {f"{family} {label}": float(np.mean([e for e, _ in v]))
+                                       for (family, label), v in errors.items()}
+    return Analysis(tables=tables, figures=figures, summary=summary, notes=notes)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_vs_corpus(trials: list, path: Path) -> Path:
+    """Test NLL and RMSE of the empirical GP vs S (one line per M/regularisation)."""
+    plt = _pyplot()
+    families = sorted({t.config["task.family"] for t in trials})
+    fig, axes = plt.subplots(2, len(families), figsize=(5.2 * len(families), 7), squeeze=False)
+    for col, family in enumerate(families):
+        mine = [t for t in trials if t.config["task.family"] == family]
+        for row, metric in enumerate(("nll", "rmse")):
+            ax = axes[row][col]
+            lines: dict[str, dict[int, list[float]]] = {}
+            for t in mine:
+                key = f"M={t.config['model.reference_points']} {t.config['model.regularisation']}"
+                lines.setdefault(key, {}).setdefault(t.config["corpus.datasets"], []).append(
+                    t.last[f"eval/egp/{metric}"])
+            for key, points in sorted(lines.items()):
+                xs = sorted(points)
+                ax.plot(xs, [np.mean(points[x]) for x in xs], marker="o", label=f"egp {key}")
+            for i, method in enumerate(m for m in METHODS if m != "egp"):
+                values = [t.last[f"eval/{method}/{metric}"] for t in mine
+                          if f"eval/{method}/{metric}" in t.last]
+                if values:
+                    ax.axhline(np.mean(values), linestyle="--", color=f"C{i + 5}", label=method)
+            ax.set_xscale("log")
+            sizes = sorted({t.config["corpus.datasets"] for t in mine})
+            ax.set_xticks(sizes, [str(x) for x in sizes])
+            ax.minorticks_off()
+            ax.set_xlabel("corpus datasets S")
+            ax.set_ylabel(f"test {metric.upper()} (all future points)")
+            ax.set_title(family)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_covariance(state: dict, title: str, path: Path) -> Path:
+    """Learned covariance on Z beside the true one (synthetic families)."""
+    plt = _pyplot()
+    panels = [("learned covariance", state["covariance"])]
+    if "truth" in state:
+        panels.append(("true covariance", state["truth"][1]))
+    vmax = max(float(np.abs(p).max()) for _, p in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels) + 1, 4.4), squeeze=False)
+    z = state["Z"]
+    for ax, (name, matrix) in zip(axes[0], panels, strict=True):
+        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-vmax, vmax=vmax, origin="lower",
+                          extent=(z[0], z[-1], z[0], z[-1]))
+        ax.set_title(name)
+        ax.set_xlabel("x")
+        ax.set_ylabel("x'")
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.85)
+    fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_examples(state: dict, title: str, path: Path) -> Path:
+    """Observed prefix, the rest of the curve, and +-2 sd bands of egp and a baseline."""
+    plt = _pyplot()
+    ex, grid, k = state["examples"], state["grid"], state["observed"]
+    Y = ex["Y"]
+    others = [m for m in ("matern52", "rbf", "spectral_mixture", "base") if m in ex][:1]
+    fig, axes = plt.subplots(1, len(Y), figsize=(4.6 * len(Y), 3.6), squeeze=False)
+    for j, ax in enumerate(axes[0]):
+        ax.plot(grid[:k], Y[j, :k], "k.", label="observed")
+        ax.plot(grid[k:], Y[j, k:], ".", color="0.6", label="future (held out)")
+        for method, color in (("egp", "C0"), *((m, "C3") for m in others)):
+            mean, var = ex[method][0][j], ex[method][1][j]
+            sd = np.sqrt(np.maximum(var, 0))
+            ax.plot(grid[k:], mean, color=color, label=method)
+            ax.fill_between(grid[k:], mean - 2 * sd, mean + 2 * sd, color=color, alpha=0.2)
+        ax.set_xlabel("x (fraction of the curve)")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{title} (bands: +-2 sd of y)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+STUDY = Study(
+    name="empirical_gp",
+    description="GP priors learned by EM from a corpus vs per-task kernels (Empirical GPs)",
+    config_cls=EmpiricalGPConfig,
+    train_loop=train_loop,
+    metrics=(
+        Metric("eval/nll", "min", "empirical GP test NLL per future point"),
+        Metric("eval/rmse", "min", "empirical GP test RMSE over future points"),
+        Metric("train/log_likelihood", "max", "corpus marginal log-likelihood per observation"),
+    ),
+    analyze=analyze,
+    check_data=check_data,
+)

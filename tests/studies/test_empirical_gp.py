@@ -1,0 +1,128 @@
+"""empirical_gp: config and data checks, the loop without Ray, the quick sweep through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import torch
+
+from raystudy.cli import main
+from raystudy.errors import ConfigError, DataError
+from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.context import LocalContext
+from raystudy.studies.empirical_gp import STUDY, EmpiricalGPConfig, check_data, train_loop
+
+TINY = {"task.test_tasks": 6, "corpus.datasets": 60, "model.reference_points": 12,
+        "model.iterations": 4, "eval.baselines": "base,matern52", "eval.baseline_steps": 30,
+        "eval.examples": 2}
+
+
+def config(**overrides) -> EmpiricalGPConfig:
+    return validate(apply_overrides(EmpiricalGPConfig(), {**TINY, **overrides}))
+
+
+@pytest.fixture(autouse=True)
+def one_thread():
+    before = torch.get_num_threads()
+    yield
+    torch.set_num_threads(before)
+
+
+def test_bad_values_name_their_key():
+    cases = {
+        "task.family": ("images", "task.family='images' is not one of gp, curves"),
+        "task.horizons": ("1,x", "task.horizons='1,x': expected positive integers"),
+        "model.regularisation": ("shrinkage/2", "model.regularisation='shrinkage/2'"),
+        "eval.baselines": ("base,cubic", "eval.baselines: unknown cubic"),
+        "task.observed": (1.5, "task.observed=1.5 must be a fraction"),
+        "corpus.locations": ("random", "corpus.locations='random'"),
+    }
+    for key, (value, message) in cases.items():
+        with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+            config(**{key: value})
+    with pytest.raises(ConfigError, match="reach past the 52 points of a curves curve"):
+        config(**{"task.horizons": "1,45"})
+    with pytest.raises(ConfigError, match="task.family=lcbench needs task.path"):
+        config(**{"task.family": "lcbench"})
+
+
+def write_lcbench(path, datasets=("adult", "car"), configs=12, epochs=52, drop=None):
+    rng = np.random.default_rng(0)
+    data = {}
+    for name in datasets:
+        data[name] = {}
+        for c in range(configs):
+            rate, top = rng.uniform(0.05, 0.3), rng.uniform(60, 95)
+            curve = top - (top - 20) * np.exp(-rate * np.arange(epochs))
+            data[name][str(c)] = {"log": {"Train/val_accuracy": list(curve)}}
+    if drop:
+        del data[drop[0]][drop[1]]["log"]["Train/val_accuracy"]
+    path.write_text(json.dumps(data))
+    return path
+
+
+def test_check_data_reads_the_files_and_says_what_is_wrong(tmp_path):
+    path = write_lcbench(tmp_path / "data_2k.json", drop=("car", "3"))
+    with pytest.raises(DataError, match=r"data_2k.json: data\['car'\]\['3'\] has no"):
+        check_data(config(**{"task.family": "lcbench", "task.path": str(path)}))
+    short = write_lcbench(tmp_path / "short.json", epochs=8)
+    with pytest.raises(DataError, match="curves of 8 points are too short"):
+        check_data(config(**{"task.family": "lcbench", "task.path": str(short)}))
+    few = write_lcbench(tmp_path / "few.json", datasets=("adult",), configs=4)
+    with pytest.raises(DataError, match="4 curves, need more than task.test_tasks"):
+        check_data(config(**{"task.family": "lcbench", "task.path": str(few)}))
+    with pytest.raises(DataError, match="none: no such file or folder; task.family=csv "
+                                        r"expects a folder of \*.csv series"):
+        check_data(config(**{"task.family": "csv", "task.path": str(tmp_path / "none")}))
+
+
+def test_loop_on_learning_curves_beats_the_per_task_kernels():
+    ctx = LocalContext(STUDY.metrics)
+    train_loop(config(), ctx)
+    (final,) = ctx.reports
+    lls = ctx.last_checkpoint["log_likelihoods"]
+    assert len(lls) == 5 and all(b >= a for a, b in zip(lls, lls[1:], strict=False))
+    assert final["train/iterations"] == 4
+    assert final["eval/nll"] == final["eval/egp/nll"]
+    for key in ("eval/egp/rmse_h20", "eval/base/nll_h1", "eval/matern52/rmse", "train/noise",
+                "task/covariance_error"):
+        assert np.isfinite(final[key]), key
+    assert final["eval/egp/nll"] < final["eval/base/nll"] < final["eval/matern52/nll"]
+    assert final["eval/egp/rmse"] < final["eval/matern52/rmse"]
+
+
+def test_loop_on_an_lcbench_file(tmp_path):
+    path = write_lcbench(tmp_path / "data_2k.json")
+    ctx = LocalContext(STUDY.metrics)
+    train_loop(config(**{"task.family": "lcbench", "task.path": str(path),
+                         "task.dataset": "car", "corpus.datasets": 5}), ctx)
+    final = ctx.reports[-1]
+    assert np.isfinite(final["eval/nll"]) and "task/covariance_error" not in final
+    assert final["train/corpus_observations"] >= 5 * 10
+
+
+def test_quick_sweep_with_e_step_shards_as_ray_tasks(ray_session, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text("params:\n  task.family: {grid: [curves, seasonal]}\n"
+                     "  corpus.datasets: {grid: [20, 60]}\n")
+    sets = [x for k, v in TINY.items() for x in ("--set", f"{k}={v}")]
+    assert main(["sweep", "empirical_gp", "--profile", "quick", "--space", str(space),
+                 "--storage", str(tmp_path / "runs"), "--name", "smoke", "--map-tasks", "2",
+                 "--cpus-per-map-task", "0.5", "--cpus-per-worker", "0.5", *sets]) == 0
+    run = tmp_path / "runs" / "smoke"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["counts"]["finished"] == 4
+    methods = summary["analysis"]["methods"]
+    assert set(methods) == {"curves", "seasonal"}
+    assert {"egp S=20 M=12 none", "egp S=60 M=12 none", "base", "matern52"} <= set(
+        methods["curves"])
+    assert all(np.isfinite(v["nll"]) for m in methods.values() for v in m.values())
+    report = (run / "report.md").read_text()
+    assert set(summary["analysis"]["covariance_error"]) >= {"curves egp S=60 M=12 none"}
+    for text in ("### Test NLL and RMSE", "NLL h=20", "corpus_size.png", "### Learned prior vs",
+                 "covariance_curves.png", "examples_seasonal.png"):
+        assert text in report, text
+    for name in ("corpus_size", "covariance_curves", "covariance_seasonal", "examples_curves"):
+        assert (run / "figures" / f"{name}.png").stat().st_size > 10_000
