@@ -56,6 +56,7 @@ def serve(run_dir: str, port: int = 8080, host: str = "127.0.0.1") -> None:
     print(f"raystudy: optuna-dashboard for {folder} at http://{host}:{port}/dashboard/ "
           "(Ctrl-C to stop)", flush=True)
     try:
-        run_server(storage, host=host, port=port)
+        run_server(storage, host=host, port=port)  # returns on Ctrl-C, or raises it
     except KeyboardInterrupt:
-        print("raystudy: dashboard stopped", flush=True)
+        pass
+    print("raystudy: dashboard stopped", flush=True)

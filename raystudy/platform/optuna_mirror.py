@@ -17,8 +17,11 @@ carries its Tune id; finished trials are never added again.
 
 from __future__ import annotations
 
+import functools
 import math
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -92,6 +95,33 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def result_attrs(result: dict[str, Any]) -> dict[str, float]:
+    """The user attributes of a result: namespaced metrics, ``diverged``, the iteration."""
+    out = {}
+    for key, value in result.items():
+        if "/" in key or key in ("diverged", "training_iteration"):
+            number = _number(value)
+            if number is not None and not math.isnan(number):
+                out[key] = number
+    return out
+
+
+def _never_breaks_the_sweep(hook: Callable) -> Callable:
+    """The mirror is an addition: a database error is said once and the sweep goes on."""
+
+    @functools.wraps(hook)
+    def guarded(self: OptunaMirror, *args: Any, **kwargs: Any) -> None:
+        try:
+            hook(self, *args, **kwargs)
+        except Exception as exc:
+            if not self._warned:
+                self._warned = True
+                print(f"raystudy: warning: the optuna-dashboard mirror stopped writing to "
+                      f"{self.url}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+
+    return guarded
+
+
 class RaystudyOptunaSearch(OptunaSearch):
     """Ray's OptunaSearch, but each Optuna trial carries its Tune trial id (so the mirror
     finds it, also after a resume), and a trial the scheduler stopped early ends PRUNED
@@ -105,6 +135,9 @@ class RaystudyOptunaSearch(OptunaSearch):
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None,
                           error: bool = False) -> None:
+        if trial_id in self._ot_trials and trial_id not in self._completed_trials:
+            for key, value in result_attrs(result or {}).items():  # before tell: then frozen
+                self._ot_trials[trial_id].set_user_attr(key, value)
         diverged = bool((result or {}).get("diverged"))
         if error or diverged or trial_id not in PRUNED or trial_id in self._completed_trials:
             super().on_trial_complete(trial_id, result, error)
@@ -128,13 +161,16 @@ class OptunaMirror(Callback):
         self._ids: dict[str, int] = {}  # Tune trial id -> Optuna storage trial id
         self._ended: set[int] = set()  # Optuna trials no longer RUNNING
         self._flushed: dict[str, float] = {}
+        self._warned = False
 
     def __getstate__(self) -> dict[str, Any]:  # Tune pickles callbacks with the run
         state = dict(self.__dict__)
-        state.update(_storage=None, _study_id=None, _ids={}, _ended=set(), _flushed={})
+        state.update(_storage=None, _study_id=None, _ids={}, _ended=set(), _flushed={},
+                     _warned=False)
         return state
 
     # ------------------------------------------------------------------ storage
+    @_never_breaks_the_sweep
     def setup(self, **info: Any) -> None:
         self._connect()
 
@@ -181,17 +217,18 @@ class OptunaMirror(Callback):
         return optuna_id not in self._ended
 
     def _attrs(self, optuna_id: int, result: dict[str, Any]) -> None:
-        for key, value in result.items():
-            if key == self.metric or "/" in key or key in ("diverged", "training_iteration"):
-                number = _number(value)
-                if number is not None and not math.isnan(number):
-                    self._storage.set_trial_user_attr(optuna_id, key, number)
+        if self.searcher_owned:
+            return  # the searcher writes them before it tells Optuna the end
+        for key, value in result_attrs(result).items():
+            self._storage.set_trial_user_attr(optuna_id, key, value)
 
     # ------------------------------------------------------------------ Tune hooks
+    @_never_breaks_the_sweep
     def on_trial_start(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._trial_id(trial)
         self._flushed[trial.trial_id] = time.monotonic()
 
+    @_never_breaks_the_sweep
     def on_trial_result(self, iteration: int, trials: list, trial: Any, result: dict,
                         **info: Any) -> None:
         optuna_id = self._trial_id(trial)
@@ -206,10 +243,12 @@ class OptunaMirror(Callback):
             self._flushed[trial.trial_id] = now
             self._attrs(optuna_id, result)
 
+    @_never_breaks_the_sweep
     def on_trial_complete(self, iteration: int, trials: list, trial: Any,
                           **info: Any) -> None:
         self._end(trial, error=None)
 
+    @_never_breaks_the_sweep
     def on_trial_error(self, iteration: int, trials: list, trial: Any, **info: Any) -> None:
         self._end(trial, error=str(getattr(trial, "error_file", "") or "error"))
 
@@ -219,12 +258,12 @@ class OptunaMirror(Callback):
         optuna_id = self._trial_id(trial)
         if optuna_id is None:
             return
+        if self.searcher_owned or not self._running(optuna_id):
+            return  # the searcher tells Optuna itself
         result = dict(trial.last_result or {})
         self._attrs(optuna_id, result)
         if error is not None:
             self._storage.set_trial_user_attr(optuna_id, "error", _last_line(trial))
-        if self.searcher_owned or not self._running(optuna_id):
-            return  # the searcher tells Optuna itself
         value = _number(result.get(self.metric))
         if error is not None or value is None or math.isnan(value):
             self._storage.set_trial_state_values(optuna_id, TrialState.FAIL)

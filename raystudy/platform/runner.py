@@ -290,17 +290,17 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
                 write_remote(f"{where_results}/{REQUEST_FILE}", request.to_json())
             print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} "
                   f"trial(s)) on {where}; results in {where_results}", flush=True)
-            disk = _disk_stopper(request, root)
+            disk = _disk_guard(request, root)
             tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
                            run_dir, root, resume, disk, optuna_url)
             tuner.fit()
-            if interrupt["interrupted"]:
-                raise Interrupted(_progress(run_dir), request.resume_command())
             if disk is not None and disk.low():
                 raise UserError(f"--storage {root} is almost full (under "
                                 f"{disk.min_free / 1024**2:.0f} MB free): the run stopped "
                                 f"with its state saved; free space, then "
                                 f"`{request.resume_command()}`")
+            if interrupt["interrupted"]:
+                raise Interrupted(_progress(run_dir), request.resume_command())
     except KeyboardInterrupt:
         if created:
             remove_failed_start(run_dir)
@@ -314,12 +314,12 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     return _finish(request, study, run_dir, where_results, time.time() - started)
 
 
-def _disk_stopper(request: Request, root: str):
+def _disk_guard(request: Request, root: str):
     if not is_local(request.storage):
         return None
-    from raystudy.platform.stoppers import DiskSpaceStopper
+    from raystudy.platform.disk_guard import DiskSpaceGuard
 
-    return DiskSpaceStopper(root, preflight.min_free_bytes())
+    return DiskSpaceGuard(root, preflight.min_free_bytes())
 
 
 def _progress(run_dir: Path) -> str:
@@ -363,13 +363,12 @@ def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
         run_config=tune.RunConfig(
             name=request.name,
             storage_path=root,
-            stop=disk,
             failure_config=tune.FailureConfig(
                 max_failures=request.trial_max_failures, fail_fast=False
             ),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
-            callbacks=_tracking_callbacks(request, study, config, params, run_dir,
-                                          optuna_url),
+            callbacks=[*_tracking_callbacks(request, study, config, params, run_dir,
+                                            optuna_url), *([disk] if disk else [])],
         ),
     )
 

@@ -45,7 +45,7 @@ from raystudy.algorithms.empirical_gp.corpora import (
 )
 from raystudy.algorithms.empirical_gp.loaders import load_csv_folder, load_curves
 from raystudy.algorithms.empirical_gp.modules import fit_predict
-from raystudy.errors import DataError
+from raystudy.errors import DataError, MissingDataError
 from raystudy.platform.context import TrialContext
 from raystudy.platform.results import RunResults
 from raystudy.platform.study import Analysis, Metric, Study
@@ -220,7 +220,7 @@ def check_data(config: EmpiricalGPConfig) -> None:
         expected = ("LCBench's data_2k.json or an LCBench-lite folder "
                     "(<dataset>/metrics.parquet.gzip)" if config.task.family == "lcbench"
                     else "a folder of *.csv series")
-        raise DataError(f"task.path={config.task.path}: no such file or folder; "
+        raise MissingDataError(f"task.path={config.task.path}: no such file or folder; "
                         f"task.family={config.task.family} expects {expected} there "
                         "(see docs/empirical_gp.md)")
     curves = file_curves(config.task.family, config.task.path, config.task.dataset)

@@ -100,8 +100,10 @@ def test_run_reads_token_files_with_ray_data_and_trains_on_two_workers(ray_sessi
 
 def test_storage_uri_keeps_the_request_so_a_copy_can_be_reported(ray_session, tmp_path):
     """Object-storage runs (s3://, gs://) go through pyarrow; file:// takes the same path."""
-    assert main(["run", "optimizer_robustness", "--storage", f"file://{tmp_path}",
-                 "--name", "remote", *TINY]) == 0
+    argv = ["run", "optimizer_robustness", "--storage", f"file://{tmp_path}", "--name",
+            "remote", *TINY]
+    assert main(argv) == 2  # object storage: the dashboard database must be named
+    assert main([*argv, "--optuna-storage", "off"]) == 0
     assert not (tmp_path / "remote" / "report.md").exists()
     assert json.loads((tmp_path / "remote" / "raystudy.json").read_text())["study"] == (
         "optimizer_robustness")
