@@ -21,6 +21,7 @@ import functools
 import math
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -184,6 +185,9 @@ class OptunaMirror(Callback):
         study = optuna.create_study(storage=self._storage, study_name=self.study_name,
                                     direction=direction, load_if_exists=True)
         self._study_id = study._study_id
+        with warnings.catch_warnings():  # experimental in Optuna: the dashboard's axis label
+            warnings.simplefilter("ignore")
+            study.set_metric_names([self.metric])
         self._refresh()
 
     def _refresh(self) -> None:
