@@ -9,8 +9,10 @@ values, live while the sweep runs. Needs the ``dashboard`` extra.
 from __future__ import annotations
 
 import json
+import signal
 import socket
 from pathlib import Path
+from typing import Any
 
 from raystudy.errors import DataError, UserError
 from raystudy.platform.optuna_mirror import DEFAULT_DB, open_storage, storage_url
@@ -38,6 +40,7 @@ def run_storage_url(run_dir: Path) -> str:
 
 def _check_port(host: str, port: int) -> None:
     with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as the server does
         try:
             probe.bind((host, port))
         except OSError as exc:
@@ -55,8 +58,16 @@ def serve(run_dir: str, port: int = 8080, host: str = "127.0.0.1") -> None:
 
     print(f"raystudy: optuna-dashboard for {folder} at http://{host}:{port}/dashboard/ "
           "(Ctrl-C to stop)", flush=True)
+    # Ctrl-C and SIGTERM stop the server, even when started from a script that ignores
+    # SIGINT for its background jobs.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, _interrupt)
     try:
         run_server(storage, host=host, port=port)  # returns on Ctrl-C, or raises it
     except KeyboardInterrupt:
         pass
     print("raystudy: dashboard stopped", flush=True)
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    raise KeyboardInterrupt
