@@ -67,6 +67,19 @@ def both_directions(edges: Tensor) -> Tensor:
     return torch.cat([edges, edges.flip(0)], dim=1)
 
 
+def add_new_keys(chosen: Tensor, keys: Tensor, forbidden: Tensor, count: int) -> Tensor:
+    """``chosen`` plus the drawn ``keys`` in neither ``forbidden`` nor ``chosen``, up to ``count``.
+
+    Each new key enters once, at its first occurrence in draw order, so a seeded
+    draw gives the same result on every machine.
+    """
+    keys = keys[~torch.isin(keys, forbidden) & ~torch.isin(keys, chosen)]
+    uniq, inverse = torch.unique(keys, return_inverse=True)
+    first = torch.full((uniq.numel(),), keys.numel(), dtype=torch.long)
+    first.scatter_reduce_(0, inverse, torch.arange(keys.numel()), reduce="amin")
+    return torch.cat([chosen, keys[first.sort().values]])[:count]
+
+
 def sample_negatives(
     count: int, num_nodes: int, forbidden: Tensor, generator: torch.Generator
 ) -> Tensor:
@@ -86,12 +99,7 @@ def sample_negatives(
         v = torch.randint(num_nodes, (batch,), generator=generator)
         keep = u != v
         keys = torch.minimum(u, v)[keep] * num_nodes + torch.maximum(u, v)[keep]
-        keys = keys[~torch.isin(keys, forbidden) & ~torch.isin(keys, chosen)]
-        # First occurrence of each new key, in draw order (keeps the draw reproducible).
-        uniq, inverse = torch.unique(keys, return_inverse=True)
-        first = torch.full((uniq.numel(),), keys.numel(), dtype=torch.long)
-        first.scatter_reduce_(0, inverse, torch.arange(keys.numel()), reduce="amin")
-        chosen = torch.cat([chosen, keys[first.sort().values]])[:count]
+        chosen = add_new_keys(chosen, keys, forbidden, count)
     return torch.stack([chosen // num_nodes, chosen % num_nodes])
 
 
