@@ -37,6 +37,13 @@ STUDIES: tuple[StudyEntry, ...] = (
         "raystudy.studies.cell_classifier",
         "Block sampling vs random vs streaming for a cell-line classifier (scDataset, ICML 2026)",
     ),
+    StudyEntry(
+        "graph_transfer",
+        "raystudy.studies.graph_transfer",
+        "Same-graph NC <-> LP transfer, leakage-free vs leaky (Akula et al., ICML 2026)",
+        extra="graph",
+        requires=("torch_geometric",),
+    ),
 )
 
 

@@ -102,7 +102,7 @@ def leave_one_dataset_out(gains: Mapping[str, Mapping[str, float]],
         yardstick_hits += yardstick == actual
         regrets.append(regret)
         rows[held] = {"recommended": choice, "observed_best": actual, "yardstick": yardstick,
-                      "regret": regret}
+                      "regret": regret, "predicted": predicted}
     n = len(datasets)
     return {"datasets": rows, "accuracy": hits / n, "yardstick_accuracy": yardstick_hits / n,
             "mean_regret": float(np.nanmean(regrets)), "n": n}

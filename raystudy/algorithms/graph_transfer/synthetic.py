@@ -14,8 +14,17 @@ mean (Deshpande et al. 2018's contextual SBM, multi-class):
 so two class means sit about :math:`s\sqrt2` noise standard deviations apart: ``s``
 (``feature_signal``) sets how much the features alone reveal the label.
 
+In a plain CSBM edges are independent given the classes, so link prediction can use
+class information only (its ROC-AUC is capped near 0.5 when :math:`h \approx 1/C`).
+Real graphs also have local structure: with ``locality`` :math:`\tau > 0` every node
+gets a hidden position :math:`\phi_i` on a unit circle and the second endpoint of
+each drawn edge is chosen with weight :math:`e^{-d(\phi_u, \phi_v)/\tau}` among the
+nodes of the required class relation, so edges close triangles (common neighbours)
+while the edge homophily stays exactly :math:`h`.
+
 Names: ``csbm-h0.7`` with optional ``-n600`` (nodes), ``-c4`` (classes), ``-d8``
-(mean degree), ``-s1.0`` (feature signal), ``-f32`` (feature dimension); unnamed
+(mean degree), ``-s1.0`` (feature signal), ``-f32`` (feature dimension), ``-l0.05``
+(locality); unnamed
 values come from the caller's defaults. The name fixes the graph, so every setting
 has its own name (unlike ``RandomPartitionGraphDataset``'s cache name, which rounds
 the homophily to one decimal).
@@ -33,7 +42,7 @@ from .split import add_new_keys
 
 _TOKENS = {"n": ("num_nodes", int), "c": ("num_classes", int), "d": ("avg_degree", float),
            "h": ("homophily", float), "s": ("feature_signal", float),
-           "f": ("feature_dim", int)}
+           "f": ("feature_dim", int), "l": ("locality", float)}
 
 
 @dataclass(frozen=True)
@@ -46,6 +55,7 @@ class CSBM:
     avg_degree: float = 8.0
     feature_signal: float = 1.0
     feature_dim: int = 32
+    locality: float = 0.0
 
 
 def is_synthetic(name: str) -> bool:
@@ -62,7 +72,7 @@ def parse_csbm(name: str, defaults: CSBM = CSBM()) -> CSBM:
         match = re.fullmatch(r"([a-z])([0-9.]+)", part)
         if not match or match.group(1) not in _TOKENS:
             raise ValueError(f"synthetic dataset {name!r}: bad token {part!r}; use "
-                             "h (homophily), n, c, d, s, f followed by a number")
+                             "h (homophily), n, c, d, s, f, l followed by a number")
         field, kind = _TOKENS[match.group(1)]
         try:
             values[field] = kind(match.group(2))
@@ -79,18 +89,38 @@ def parse_csbm(name: str, defaults: CSBM = CSBM()) -> CSBM:
 
 
 def _draw_pairs(count: int, y: torch.Tensor, same: bool, generator: torch.Generator,
-                taken: torch.Tensor) -> torch.Tensor:
-    """``count`` new distinct keys ``u*N+v`` (u < v) with ``y_u == y_v`` iff ``same``."""
+                taken: torch.Tensor, position: torch.Tensor | None = None,
+                locality: float = 0.0) -> torch.Tensor:
+    r"""``count`` new distinct keys ``u*N+v`` (u < v) with ``y_u == y_v`` iff ``same``.
+
+    ``u`` is uniform; ``v`` uniform among the allowed nodes, or, with ``locality``
+    :math:`\tau > 0`, drawn with weight :math:`e^{-d(\phi_u, \phi_v)/\tau}` by circular
+    distance of the latent ``position`` :math:`\phi \in [0, 1)`.
+    """
     n = y.numel()
     chosen = torch.empty(0, dtype=torch.long)
     while chosen.numel() < count:
         batch = 2 * (count - chosen.numel()) + 64
         u = torch.randint(n, (batch,), generator=generator)
-        v = torch.randint(n, (batch,), generator=generator)
+        if locality > 0:
+            rows = max(1, 2 ** 22 // n)
+            v = torch.cat([_local_targets(u[i:i + rows], y, same, position, locality, generator)
+                           for i in range(0, batch, rows)])
+        else:
+            v = torch.randint(n, (batch,), generator=generator)
         keep = (u != v) & ((y[u] == y[v]) == same)
         keys = torch.minimum(u, v)[keep] * n + torch.maximum(u, v)[keep]
         chosen = add_new_keys(chosen, keys, taken, count)
     return chosen
+
+
+def _local_targets(u: torch.Tensor, y: torch.Tensor, same: bool, position: torch.Tensor,
+                   locality: float, generator: torch.Generator) -> torch.Tensor:
+    gap = (position[u].view(-1, 1) - position.view(1, -1)).abs()
+    weight = torch.exp(-torch.minimum(gap, 1 - gap) / locality)
+    allowed = (y[u].view(-1, 1) == y.view(1, -1)) == same
+    allowed[torch.arange(u.numel()), u] = False
+    return torch.multinomial(weight * allowed, 1, generator=generator).view(-1)
 
 
 def contextual_sbm(params: CSBM, seed: int = 0) -> Data:
@@ -100,8 +130,10 @@ def contextual_sbm(params: CSBM, seed: int = 0) -> Data:
     y = (torch.arange(n) % c)[torch.randperm(n, generator=generator)]
     total = round(n * params.avg_degree / 2)
     n_same = round(params.homophily * total)
-    same = _draw_pairs(n_same, y, True, generator, torch.empty(0, dtype=torch.long))
-    other = _draw_pairs(total - n_same, y, False, generator, same)
+    position = torch.rand(n, generator=generator) if params.locality > 0 else None
+    same = _draw_pairs(n_same, y, True, generator, torch.empty(0, dtype=torch.long), position,
+                       params.locality)
+    other = _draw_pairs(total - n_same, y, False, generator, same, position, params.locality)
     keys = torch.cat([same, other]).sort().values
     edges = torch.stack([keys // n, keys % n])
     mu = torch.randn(c, params.feature_dim, generator=generator)
