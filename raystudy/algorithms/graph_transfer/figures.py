@@ -51,7 +51,7 @@ def plot_heatmaps(summary: Summary, datasets: Sequence[str], backbones: Sequence
                       fontsize=7)
         ax.set_title(backbone, fontsize=9)
     fig.colorbar(image, ax=list(axes[0]), shrink=0.8)
-    fig.suptitle(title, fontsize=9)
+    fig.suptitle(title, fontsize=9, y=1.04)
     fig.savefig(path, dpi=130, bbox_inches="tight")
     plt.close(fig)
     return path

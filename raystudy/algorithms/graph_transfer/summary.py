@@ -86,6 +86,13 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
     notes.append(G.verdict(trends["warm_lp_nc"], "LP->NC (warm start)"))
     out["homophily_trend"] = trends
     out["verdict_nc_to_lp"] = notes[0]
+    for row, what in zip(HEADLINE, ("NC->LP", "LP->NC"), strict=True):
+        by_dataset = [(homophily.get(d, math.nan), G.mean_std(
+            v for b in backbones for v in free.get((d, b, row), {}).values())[0])
+            for d in datasets]
+        if any(math.isfinite(g) for _, g in by_dataset):
+            notes.append(f"{what} warm-start gain by edge homophily (mean over backbones and "
+                         "seeds): " + ", ".join(f"h={h:.2f}: {g:+.3f}" for h, g in by_dataset))
 
     rec_rows, lodo_rows, predictions, out["recommendation"] = [], [], {}, {}
     for backbone in backbones:
