@@ -246,7 +246,10 @@ def train_loop(config: GraphTransferConfig, ctx: TrialContext) -> None:
     torch.set_num_threads(config.train.threads)
     data = graph(config)
     main = config.protocol.name
-    report = namespaced(run_under(config, data, main, ctx.device, ctx.map))
+    # The joint grid fans out over the trial's map slots (--map-tasks), CPU tasks: on a
+    # GPU trial it stays in the trial, which holds the GPU.
+    map_fn = ctx.map if ctx.device.type == "cpu" else None
+    report = namespaced(run_under(config, data, main, ctx.device, map_fn))
     report["audit/leakage_free"] = float(main == "leakage_free")   # prepare() audited it
     # Statistics come from a leakage-free split of this seed, whatever the protocol.
     split = leakage_free_split(data, config.train.seed)
@@ -254,7 +257,7 @@ def train_loop(config: GraphTransferConfig, ctx: TrialContext) -> None:
     report.update({f"stats/{k}": v for k, v in stats.items()})
     if config.transfer.mechanism in contrast_set(config):
         other = next(p for p in PROTOCOLS if p != main)
-        contrast = run_under(config, data, other, ctx.device, ctx.map)
+        contrast = run_under(config, data, other, ctx.device, map_fn)
         report.update({f"contrast/{k}": v for k, v in contrast.items() if k in TEST_METRICS})
     ctx.report(report)
 
