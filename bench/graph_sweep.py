@@ -64,6 +64,17 @@ def serial(space: str) -> None:
         STUDY.train_loop(apply_overrides(base, point), LocalContext(STUDY.metrics))
 
 
+def cpu_name() -> str:
+    """The CPU's model name (Linux), else what ``platform`` knows."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--space", default="default", help="a shipped space or a YAML file")
@@ -88,7 +99,7 @@ def main() -> None:
     (serial_wall, serial_cpu), (sweep_wall, sweep_cpu) = results.values()
     print(f"graph_transfer quick profile, space {args.space}{' (--quick)' if args.quick else ''}"
           f": {trials} trials; {started}")
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+    print(f"machine: {cpu_name()}, {os.cpu_count()} CPUs, "
           f"python {platform.python_version()}, torch threads 1 per trial\n")
     print(f"{'candidate':26s} {'wall s':>8s} {'CPU s':>8s}")
     for name, (wall, cpu) in results.items():
