@@ -44,6 +44,13 @@ STUDIES: tuple[StudyEntry, ...] = (
         extra="gp",
         requires=("gpytorch", "linear_operator"),
     ),
+    StudyEntry(
+        "graph_transfer",
+        "raystudy.studies.graph_transfer",
+        "Same-graph NC <-> LP transfer, leakage-free vs leaky (Akula et al., ICML 2026)",
+        extra="graph",
+        requires=("torch_geometric",),
+    ),
 )
 
 

@@ -1,0 +1,151 @@
+r"""From per-run metrics to the study's quantities: paired gains, CTS, statistics, verdicts.
+
+A *record* is one mechanism's run on one cell: ``protocol``, ``dataset``, ``backbone``,
+``mechanism``, ``seed`` and its ``metrics`` (``nc_acc``, ``lp_auc``, ``stats/...``).
+The gain of a transfer row on a seed is paired with that seed's single-task baseline
+under the same protocol, dataset and backbone:
+
+.. math::  \Delta_{row} = m_T^{row} - m_T^{single},
+
+:math:`m_T` the target's test metric (NC accuracy, LP ROC-AUC). Joint mechanisms give
+two rows, one per task. The CTS (:mod:`.cts`) is computed per seed the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import numpy as np
+
+from .cts import cotask_score
+from .mechanisms import MECHANISMS
+from .recommend import leave_one_dataset_out, linear_trend, recommend
+from .stats import STATISTICS
+
+Key = tuple[str, str, str, str, int]      # protocol, dataset, backbone, mechanism, seed
+METRIC = {"nc": "nc_acc", "lp": "lp_auc"}
+
+
+def transfer_rows() -> list[tuple[str, str, str]]:
+    """(row label, mechanism, target task) for every non-baseline mechanism."""
+    rows = []
+    for mech in MECHANISMS.values():
+        if mech.kind == "single":
+            continue
+        for task in (("nc", "lp") if mech.target == "both" else (mech.target,)):
+            label = f"{mech.name}:{task}" if mech.target == "both" else mech.name
+            rows.append((label, mech.name, task))
+    return rows
+
+
+def index(records: Iterable[Mapping[str, Any]]) -> dict[Key, dict[str, float]]:
+    return {(r["protocol"], r["dataset"], r["backbone"], r["mechanism"], int(r["seed"])):
+            dict(r["metrics"]) for r in records}
+
+
+def _finite(value: Any) -> bool:
+    return isinstance(value, (int, float)) and math.isfinite(value)
+
+
+def paired_gains(runs: Mapping[Key, Mapping[str, float]],
+                 protocol: str) -> dict[tuple[str, str, str], dict[int, float]]:
+    """``{(dataset, backbone, row): {seed: gain}}`` under ``protocol``."""
+    out: dict[tuple[str, str, str], dict[int, float]] = defaultdict(dict)
+    rows = transfer_rows()
+    for (proto, dataset, backbone, mechanism, seed), metrics in runs.items():
+        if proto != protocol:
+            continue
+        for label, mech, task in rows:
+            if mech != mechanism:
+                continue
+            base = runs.get((proto, dataset, backbone, task, seed), {}).get(METRIC[task])
+            value = metrics.get(METRIC[task])
+            if _finite(base) and _finite(value):
+                out[(dataset, backbone, label)][seed] = value - base
+    return dict(out)
+
+
+def mean_std(values: Iterable[float]) -> tuple[float, float, int]:
+    values = [v for v in values if _finite(v)]
+    if not values:
+        return math.nan, math.nan, 0
+    return float(np.mean(values)), float(np.std(values)), len(values)
+
+
+def cts_by_seed(runs: Mapping[Key, Mapping[str, float]],
+                protocol: str) -> dict[tuple[str, str, str], dict[int, float]]:
+    """``{(dataset, backbone, joint mechanism): {seed: CTS}}`` under ``protocol``."""
+    out: dict[tuple[str, str, str], dict[int, float]] = defaultdict(dict)
+    for (proto, dataset, backbone, mechanism, seed), m in runs.items():
+        if proto != protocol or MECHANISMS.get(mechanism) is None or \
+                MECHANISMS[mechanism].target != "both":
+            continue
+        nc = runs.get((proto, dataset, backbone, "nc", seed), {})
+        lp = runs.get((proto, dataset, backbone, "lp", seed), {})
+        values = [m.get("nc_acc"), nc.get("nc_acc"), m.get("lp_auc"), lp.get("lp_auc"),
+                  m.get("nc_chance")]
+        if all(_finite(v) for v in values):
+            out[(dataset, backbone, mechanism)][seed] = cotask_score(*values[:4], values[4])
+    return dict(out)
+
+
+def dataset_statistics(runs: Mapping[Key, Mapping[str, float]]) -> dict[str, dict[str, float]]:
+    """Mean of each training-graph statistic per dataset, over every run that reported it."""
+    seen: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for (_, dataset, *_rest), metrics in runs.items():
+        for stat in STATISTICS:
+            value = metrics.get(f"stats/{stat}")
+            if _finite(value):
+                seen[dataset][stat].append(value)
+    return {d: {s: float(np.mean(v)) for s, v in stats.items()} for d, stats in seen.items()}
+
+
+def recommendations(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
+                    stats: Mapping[str, Mapping[str, float]], backbone: str, task: str,
+                    alpha: float = 1.0) -> dict[str, Any]:
+    """In-sample recommendations and the LODO check for one backbone and target task."""
+    table: dict[str, dict[str, float]] = defaultdict(dict)
+    for (dataset, bb, label), by_seed in gains.items():
+        mech = label.split(":")[0]
+        target = label.split(":")[1] if ":" in label else MECHANISMS[mech].target
+        if bb == backbone and target == task and dataset in stats:
+            table[dataset][label] = mean_std(by_seed.values())[0]
+    features = {d: [stats[d].get(s, math.nan) for s in STATISTICS] for d in table}
+    features = {d: f for d, f in features.items() if all(math.isfinite(v) for v in f)}
+    table = {d: g for d, g in table.items() if d in features}
+    if not table:
+        return {"in_sample": {}, "lodo": leave_one_dataset_out({}, {}, alpha)}
+    return {"in_sample": recommend(table, features, alpha),
+            "lodo": leave_one_dataset_out(table, features, alpha)}
+
+
+def homophily_trend(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
+                    stats: Mapping[str, Mapping[str, float]], row: str,
+                    backbone: str | None = None) -> dict[str, float]:
+    """OLS slope of a row's per-seed gains on edge homophily (one backbone, or pooled)."""
+    x, y = [], []
+    for (dataset, bb, label), by_seed in gains.items():
+        if label != row or (backbone is not None and bb != backbone) or dataset not in stats:
+            continue
+        h = stats[dataset].get("edge_homophily", math.nan)
+        for gain in by_seed.values():
+            x.append(h)
+            y.append(gain)
+    return linear_trend(x, y)
+
+
+def verdict(trend: Mapping[str, float], what: str = "NC->LP warm start") -> str:
+    """One sentence saying whether the gain rises with homophily, from the slope's CI."""
+    slope, low, high = trend["slope"], trend["low"], trend["high"]
+    if not math.isfinite(slope):
+        return f"{what}: too few runs to fit a trend against homophily"
+    ci = f"slope {slope:+.3f} per unit of edge homophily, 95% CI [{low:+.3f}, {high:+.3f}], " \
+         f"n={trend['n']}"
+    if low > 0:
+        return f"{what} helps more as homophily rises ({ci})"
+    if high < 0:
+        return f"{what} helps less as homophily rises ({ci})"
+    return f"{what}: no clear trend with homophily ({ci})"

@@ -1,0 +1,304 @@
+"""When does node classification help link prediction on the same graph, and back?
+
+Paper: Akula, Kumar, Kantarcioglu, Coskunuzer, "Same Graph Cross-Task Transfer in GNNs:
+Protocols and Predictors" (ICML 2026). Claims: conclusions about NC <-> LP transfer are
+unreliable unless the protocol is leakage-free; NC->LP helps on homophilous graphs
+while LP->NC is fragile; the CoTask Score rates a shared encoder; graph statistics
+such as homophily predict the best mechanism.
+
+Launch::
+
+    raystudy sweep graph_transfer --profile quick          # synthetic graphs, 2 CPUs, minutes
+    raystudy sweep graph_transfer --profile paper --gpus-per-worker 0.25 \\
+        --set data.root=/data/graphs                     # real datasets on a GPU cluster
+
+One trial is one cell dataset x backbone x mechanism x seed: it builds (or reads) the
+graph, splits it under the protocol -- the leakage-free split is audited before
+anything trains -- runs the mechanism (:mod:`raystudy.algorithms.graph_transfer.mechanisms`)
+and reports its test metrics, its graph statistics and, for the mechanisms named in
+``protocol.contrast``, the same mechanism under the other protocol. ``analyze`` pairs
+every transfer run with its single-task baseline of the same seed and builds the gain
+heatmaps, gain vs homophily with the fitted predictor, the CTS table, the recommended
+mechanism per dataset with its leave-one-dataset-out accuracy, and the protocols side by
+side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from raystudy.algorithms.graph_transfer import gains, summary
+from raystudy.algorithms.graph_transfer.datasets import check_raw_files, load_graph
+from raystudy.algorithms.graph_transfer.mechanisms import MECHANISMS, RunSpec, run_mechanism
+from raystudy.algorithms.graph_transfer.models import BACKBONES, EncoderConfig
+from raystudy.algorithms.graph_transfer.protocol import PROTOCOLS, prepare
+from raystudy.algorithms.graph_transfer.split import leakage_free_split
+from raystudy.algorithms.graph_transfer.stats import graph_statistics
+from raystudy.algorithms.graph_transfer.synthetic import CSBM, is_synthetic, parse_csbm
+from raystudy.algorithms.graph_transfer.train import FitConfig
+from raystudy.platform.context import TrialContext
+from raystudy.platform.results import RunResults
+from raystudy.platform.study import Analysis, Metric, Study, Table
+
+
+@dataclass
+class DataConfig:
+    dataset: str = "csbm-h0.5"
+    """csbm-h<homophily>[-n<nodes>-d<degree>-s<signal>...] (built here) or a real dataset."""
+    root: str = "data/graphs"
+    """Folder of the real datasets' raw files (layout: docs/graph_transfer.md)."""
+    num_nodes: int = 400
+    """Synthetic graphs: nodes, unless the name says -n."""
+    num_classes: int = 4
+    """Synthetic graphs: classes (-c)."""
+    avg_degree: float = 8.0
+    """Synthetic graphs: mean degree (-d)."""
+    feature_signal: float = 1.0
+    """Synthetic graphs: class-mean separation in noise units (-s)."""
+    feature_dim: int = 32
+    """Synthetic graphs: feature dimension (-f)."""
+    locality: float = 0.05
+    """Synthetic graphs: latent-circle locality of edges (-l; 0: plain CSBM, LP ~ classes only)."""
+    graph_seed: int = 0
+    """Synthetic graphs: the seed that builds the graph (the trial seed splits it)."""
+
+
+@dataclass
+class ProtocolConfig:
+    name: str = "leakage_free"
+    """leakage_free (audited) | randomlinksplit (PyG's, leaky: for contrast)."""
+    contrast: str = "nc,lp,warm_nc_lp,warm_lp_nc"
+    """Mechanisms also run under the other protocol in the same trial ('' for none)."""
+    hard_negatives: int = 20
+    """HeaRT-style negatives per test positive for MRR / Hits@K (0: off; HeaRT uses 500)."""
+    hits_k: int = 1
+    """K of Hits@K against the hard negatives."""
+
+
+@dataclass
+class ModelConfig:
+    backbone: str = "gcn"
+    """gcn | sage | gps."""
+    hidden: int = 32
+    """Embedding width H."""
+    layers: int = 2
+    """Message-passing (or GPS) layers."""
+    dropout: float = 0.5
+    """Dropout between layers (GPS: inside its blocks)."""
+    heads: int = 2
+    """GPS attention heads."""
+    pe_steps: int = 8
+    """GPS random-walk positional encoding steps, computed on the training graph."""
+    attention: str = "auto"
+    """GPS attention: multihead | performer | auto (performer above 5000 nodes)."""
+    attn_dropout: float = 0.0
+    """GPS dropout on attention weights (> 0 is ~3x slower on CPU: torch's math path)."""
+
+
+@dataclass
+class TransferConfig:
+    mechanism: str = "warm_nc_lp"
+    """nc | lp | warm_{nc_lp,lp_nc} | frozen_{replace,concat}_{nc_lp,lp_nc} | joint_{grid,uw}."""
+    lambdas: str = "0.25,0.5,0.75"
+    """joint_grid: the lambda grid of lam L_NC + (1 - lam) L_LP."""
+
+
+@dataclass
+class TrainConfig:
+    epochs: int = 100
+    """Maximum epochs per model (the paper: 200)."""
+    patience: int = 20
+    """Epochs without a better validation score before stopping (the paper: 50)."""
+    lr: float = 0.01
+    """Adam learning rate."""
+    weight_decay_nc: float = 5e-4
+    """Weight decay of NC and joint models."""
+    weight_decay_lp: float = 1e-4
+    """Weight decay of LP models."""
+    seed: int = 0
+    """Split, negatives and model-init seed."""
+    threads: int = 1
+    """torch CPU threads per trial (concurrent trials share the cores)."""
+
+
+@dataclass
+class GraphTransferConfig:
+    data: DataConfig = field(default_factory=DataConfig)
+    protocol: ProtocolConfig = field(default_factory=ProtocolConfig)
+    model: ModelConfig = field(default_factory=ModelConfig)
+    transfer: TransferConfig = field(default_factory=TransferConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+
+    def validate(self) -> None:
+        if self.protocol.name not in PROTOCOLS:
+            raise ValueError(f"protocol.name={self.protocol.name!r} is not one of "
+                             f"{', '.join(PROTOCOLS)}")
+        for name in [self.transfer.mechanism, *contrast_set(self)]:
+            if name not in MECHANISMS:
+                raise ValueError(f"transfer.mechanism/protocol.contrast: {name!r} is not one "
+                                 f"of {', '.join(MECHANISMS)}")
+        if self.model.backbone not in BACKBONES:
+            raise ValueError(f"model.backbone={self.model.backbone!r} is not one of "
+                             f"{', '.join(BACKBONES)}")
+        if self.model.attention not in ("auto", "multihead", "performer"):
+            raise ValueError("model.attention must be auto, multihead or performer")
+        if min(self.model.hidden, self.model.layers, self.model.heads, self.train.epochs,
+               self.train.patience, self.train.threads, self.protocol.hits_k) < 1:
+            raise ValueError("model.hidden/layers/heads, train.epochs/patience/threads and "
+                             "protocol.hits_k must be >= 1")
+        if self.model.backbone == "gps" and self.model.hidden % self.model.heads:
+            raise ValueError("model.hidden must be divisible by model.heads")
+        if self.protocol.hard_negatives < 0 or self.protocol.hard_negatives % 2:
+            raise ValueError("protocol.hard_negatives must be an even number >= 0")
+        if not (0 <= self.model.dropout < 1 and 0 <= self.model.attn_dropout < 1):
+            raise ValueError("model.dropout and model.attn_dropout must be in [0, 1)")
+        if not (self.train.lr > 0 and math.isfinite(self.train.lr)):
+            raise ValueError(f"train.lr={self.train.lr} must be a positive number")
+        if min(self.train.weight_decay_nc, self.train.weight_decay_lp, self.model.pe_steps,
+               self.data.locality) < 0:
+            raise ValueError("train.weight_decay_*, model.pe_steps and data.locality must be >= 0")
+        if not all(0 <= lam <= 1 for lam in lambdas(self)):
+            raise ValueError("transfer.lambdas must be numbers in [0, 1], comma-separated")
+        if is_synthetic(self.data.dataset):
+            parse_csbm(self.data.dataset, csbm_defaults(self))
+
+
+def contrast_set(config: GraphTransferConfig) -> list[str]:
+    return [m.strip() for m in config.protocol.contrast.split(",") if m.strip()]
+
+
+def lambdas(config: GraphTransferConfig) -> tuple[float, ...]:
+    try:
+        values = tuple(float(v) for v in config.transfer.lambdas.split(",") if v.strip())
+    except ValueError:
+        raise ValueError(f"transfer.lambdas={config.transfer.lambdas!r}: not numbers") from None
+    if not values:
+        raise ValueError("transfer.lambdas is empty")
+    return values
+
+
+def csbm_defaults(config: GraphTransferConfig) -> CSBM:
+    d = config.data
+    return CSBM(num_nodes=d.num_nodes, num_classes=d.num_classes, avg_degree=d.avg_degree,
+                feature_signal=d.feature_signal, feature_dim=d.feature_dim,
+                locality=d.locality)
+
+
+# ----------------------------------------------------------------------------- data
+def check_data(config: GraphTransferConfig) -> None:
+    """Real datasets: every expected raw file present and readable, before Ray starts."""
+    check_raw_files(config.data.dataset, config.data.root)
+
+
+def graph(config: GraphTransferConfig):
+    return load_graph(config.data.dataset, config.data.root, csbm_defaults(config),
+                      config.data.graph_seed)
+
+
+# ----------------------------------------------------------------------------- loop
+def run_spec(config: GraphTransferConfig) -> RunSpec:
+    m, t = config.model, config.train
+    encoder = EncoderConfig(m.hidden, m.layers, m.dropout, m.heads, m.pe_steps, m.attention,
+                            m.attn_dropout)
+    fit = FitConfig(t.epochs, t.patience, t.lr, t.weight_decay_nc, t.weight_decay_lp)
+    return RunSpec(m.backbone, encoder, fit, t.seed, lambdas(config), config.protocol.hits_k)
+
+
+def run_under(config: GraphTransferConfig, data, protocol: str, device: torch.device,
+              map_fn) -> dict[str, float]:
+    """The configured mechanism under ``protocol``; leakage_free is audited in ``prepare``."""
+    pe_steps = config.model.pe_steps if config.model.backbone == "gps" else 0
+    task = prepare(data, protocol, config.train.seed, pe_steps,
+                   config.protocol.hard_negatives).to(device)
+    out = run_mechanism(config.transfer.mechanism, task, run_spec(config), map_fn)
+    y_train = task.y[task.nodes["train"]]
+    out["nc_chance"] = float(torch.bincount(y_train).max()) / y_train.numel()
+    return out
+
+
+TEST_METRICS = ("score", "nc_acc", "lp_auc", "lp_mrr", "lp_hits", "nc_chance")
+
+
+def namespaced(out: dict[str, float]) -> dict[str, float]:
+    """Mechanism outputs under the shared metric namespaces (eval/, val/, train/, ...)."""
+    report = {}
+    for key, value in out.items():
+        if key in TEST_METRICS[:-1]:
+            report[f"eval/{key}"] = value
+        elif key.startswith(("val_", "source_")):
+            prefix, rest = key.split("_", 1)
+            report[f"{prefix}/{rest}"] = value
+        elif key in ("epochs", "best_epoch"):
+            report[f"train/{key}"] = value
+        elif key == "nc_chance":
+            report["task/nc_chance"] = value
+        else:                                   # lam, lam_<x>_select, weight_nc/lp
+            report[f"joint/{key}"] = value
+    return report
+
+
+def train_loop(config: GraphTransferConfig, ctx: TrialContext) -> None:
+    torch.set_num_threads(config.train.threads)
+    data = graph(config)
+    main = config.protocol.name
+    # The joint grid fans out over the trial's map slots (--map-tasks), CPU tasks: on a
+    # GPU trial it stays in the trial, which holds the GPU.
+    map_fn = ctx.map if ctx.device.type == "cpu" else None
+    report = namespaced(run_under(config, data, main, ctx.device, map_fn))
+    report["audit/leakage_free"] = float(main == "leakage_free")   # prepare() audited it
+    # Statistics come from a leakage-free split of this seed, whatever the protocol.
+    split = leakage_free_split(data, config.train.seed)
+    stats = graph_statistics(data.x, data.y, split)
+    report.update({f"stats/{k}": v for k, v in stats.items()})
+    if config.transfer.mechanism in contrast_set(config):
+        other = next(p for p in PROTOCOLS if p != main)
+        contrast = run_under(config, data, other, ctx.device, map_fn)
+        report.update({f"contrast/{k}": v for k, v in contrast.items() if k in TEST_METRICS})
+    ctx.report(report)
+
+
+# ----------------------------------------------------------------------------- report
+def records(results: RunResults) -> list[dict[str, Any]]:
+    """One record per (trial, protocol) of every finished trial (see gains.py)."""
+    out = []
+    for trial in results.trials:
+        if trial.status != "finished":
+            continue
+        c, last = trial.config, trial.last
+        main = c["protocol.name"]
+        base = {"dataset": c["data.dataset"], "backbone": c["model.backbone"],
+                "mechanism": c["transfer.mechanism"], "seed": c["train.seed"]}
+        metrics = {k.split("/", 1)[1]: v for k, v in last.items()
+                   if k.startswith(("eval/", "task/"))}
+        metrics.update({k: v for k, v in last.items() if k.startswith("stats/")})
+        out.append({**base, "protocol": main, "metrics": metrics})
+        contrast = {k.split("/", 1)[1]: v for k, v in last.items() if k.startswith("contrast/")}
+        if contrast:
+            other = next(p for p in PROTOCOLS if p != main)
+            out.append({**base, "protocol": other, "metrics": contrast})
+    return out
+
+
+def analyze(results: RunResults, figures_dir: Path) -> Analysis:
+    """Gains, homophily trend + predictor, CTS, recommendations, protocols side by side."""
+    built = summary.build(gains.index(records(results)), figures_dir)
+    return Analysis(tables=[Table(**t) for t in built["tables"]], figures=built["figures"],
+                    notes=built["notes"], summary=built["summary"])
+
+
+STUDY = Study(
+    name="graph_transfer",
+    description="Same-graph NC <-> LP transfer under a leakage-free protocol (Akula et al.)",
+    config_cls=GraphTransferConfig,
+    train_loop=train_loop,
+    metrics=(Metric("eval/score", "max",
+                    "target test metric: NC accuracy, LP ROC-AUC, or their mean (joint)"),),
+    analyze=analyze,
+    check_data=check_data,
+    supports_workers=False,
+)
