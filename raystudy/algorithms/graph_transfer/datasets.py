@@ -34,7 +34,7 @@ from pathlib import Path
 
 from torch_geometric.data import Data
 
-from raystudy.errors import DataError
+from raystudy.errors import DataError, MissingDataError
 
 from .synthetic import CSBM, contextual_sbm, is_synthetic, parse_csbm
 
@@ -113,7 +113,7 @@ def check_raw_files(name: str, root: str | Path) -> None:
     if missing:
         shown = ", ".join(missing[:4]) + (f" and {len(missing) - 4} more" if len(missing) > 4
                                           else "")
-        raise DataError(f"dataset {name}: missing {shown} in {folder} (copy the raw files "
+        raise MissingDataError(f"dataset {name}: missing {shown} in {folder} (copy the raw files "
                         "there; nothing is downloaded)")
     key = name.lower()
     family = REAL_DATASETS[key][0]
