@@ -11,6 +11,22 @@ from .hessian import (
     lanczos,
     make_hvp,
 )
+from .interventions import (
+    L2,
+    Compose,
+    EffectiveRankAscent,
+    EffectiveRankPenalty,
+    FullReset,
+    Intervention,
+    L2Init,
+    ReDo,
+    ShrinkPerturb,
+    derive_seed,
+    mean_effective_rank,
+    redo_reset,
+    reset_parameters,
+)
+from .models import MLP, ConvNet, UnitPair
 from .ranks import (
     dead_units,
     dormant_fraction,
@@ -22,6 +38,9 @@ from .ranks import (
 )
 
 __all__ = [
+    "L2", "MLP", "Compose", "ConvNet", "EffectiveRankAscent", "EffectiveRankPenalty",
+    "FullReset", "Intervention", "L2Init", "ReDo", "ShrinkPerturb", "UnitPair", "derive_seed",
+    "mean_effective_rank", "redo_reset", "reset_parameters",
     "SpectralDensity", "Tridiagonal", "density_from_quadrature", "epsilon_rank", "full_hessian",
     "hessian_eigenvalues", "hessian_spectral_density", "lanczos", "make_hvp",
     "dead_units", "dormant_fraction", "dormant_mask", "dormant_scores", "effective_rank",
