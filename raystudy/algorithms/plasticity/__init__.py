@@ -33,8 +33,10 @@ from .ranks import (
     dormant_mask,
     dormant_scores,
     effective_rank,
+    effective_rank_of,
     singular_values,
     srank,
+    srank_of,
 )
 
 __all__ = [
@@ -44,5 +46,5 @@ __all__ = [
     "SpectralDensity", "Tridiagonal", "density_from_quadrature", "epsilon_rank", "full_hessian",
     "hessian_eigenvalues", "hessian_spectral_density", "lanczos", "make_hvp",
     "dead_units", "dormant_fraction", "dormant_mask", "dormant_scores", "effective_rank",
-    "singular_values", "srank",
+    "effective_rank_of", "singular_values", "srank", "srank_of",
 ]

@@ -41,7 +41,11 @@ def singular_values(features: Tensor) -> Tensor:
 
 def effective_rank(features: Tensor) -> Tensor:
     r"""Roy & Vetterli's effective rank :math:`\exp H(p)`, a differentiable 0-dim tensor."""
-    s = singular_values(features)
+    return effective_rank_of(singular_values(features))
+
+
+def effective_rank_of(s: Tensor) -> Tensor:
+    """Effective rank from singular values ``s`` (saves an SVD when both ranks are needed)."""
     total = s.sum()
     if total <= 0:
         return total * 0.0  # zero matrix: keeps the graph and dtype, value 0
@@ -53,9 +57,14 @@ def effective_rank(features: Tensor) -> Tensor:
 
 def srank(features: Tensor, delta: float = 0.01) -> int:
     r"""Smallest :math:`k` whose top-:math:`k` singular values hold :math:`1-\delta` of the sum."""
+    return srank_of(singular_values(features.detach()), delta)
+
+
+def srank_of(s: Tensor, delta: float = 0.01) -> int:
+    """srank from singular values ``s``."""
     if not 0 <= delta < 1:
         raise ValueError(f"delta={delta} must be in [0, 1)")
-    s = singular_values(features.detach()).double()
+    s = s.detach().double()
     total = float(s.sum())
     if total <= 0:
         return 0
