@@ -253,12 +253,16 @@ class ReDo(Intervention):
 
 
 def reset_parameters(model: nn.Module, seed: int) -> None:
-    """Re-initialise every submodule that has ``reset_parameters``, from ``seed``."""
+    """Re-initialise every module (the model too) that has ``reset_parameters``, from ``seed``.
+
+    Each ``reset_parameters`` must reset only the module's own parameters (torch's layers
+    do; :class:`~.ppo.ActorCritic` resets its log-std).
+    """
     device = next(model.parameters()).device
     with torch.random.fork_rng(devices=[device] if device.type == "cuda" else []):
         torch.manual_seed(seed)
         for module in model.modules():
-            if module is not model and hasattr(module, "reset_parameters"):
+            if hasattr(module, "reset_parameters"):
                 module.reset_parameters()
 
 
