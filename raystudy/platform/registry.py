@@ -37,6 +37,13 @@ STUDIES: tuple[StudyEntry, ...] = (
         "raystudy.studies.cell_classifier",
         "Block sampling vs random vs streaming for a cell-line classifier (scDataset, ICML 2026)",
     ),
+    StudyEntry(
+        "plasticity",
+        "raystudy.studies.plasticity",
+        "Hessian spectral collapse and L2-ER in continual supervised and RL (ICML 2026)",
+        extra="plasticity",
+        requires=("gymnasium", "mujoco", "sklearn"),
+    ),
 )
 
 
