@@ -37,7 +37,8 @@ THREADS = torch.get_num_threads()
 @pytest.fixture(autouse=True)
 def restore_threads():
     yield
-    torch.set_num_threads(THREADS)  # the loops set train.threads (1)
+    torch.set_num_threads(THREADS)  # the loops set train.threads (1) ...
+    torch.set_flush_denormal(False)  # ... and flush subnormals
 
 
 def tiny(**overrides) -> PlasticityConfig:

@@ -8,7 +8,8 @@
   intervention): R^2 of the end-of-task score on the start-of-task epsilon-rank, pooled
   over interventions and tasks as seed means (reset runs and the first task left out, as
   the authors do), at the fixed ``eps`` and at every eps of ``EPS_GRID`` (the post-hoc
-  best is the authors' choice); how many runs saw the epsilon-rank fall before the score;
+  best is the authors' choice) and for the relative epsilon-rank (threshold a fraction of
+  the largest eigenvalue); how many runs saw the epsilon-rank fall before the score;
   and the best L2-ER strength's late score against full reset's.
 * ``drop_onset(tasks, values)``: the first task at which a series, smoothed by a centred
   moving average of ``window`` points, has fallen ``fraction`` (half) of the way from its
@@ -175,6 +176,8 @@ def claim_test(groups: dict[str, list[Run]], eps: float) -> dict[str, Any]:
                               "difference": options[spec][0] - reset_mean,
                               "at_or_above_reset": options[spec][0] >= reset_mean}
     return {"eps": eps, "points": len(x), "r2_fixed": r_squared(x, y),
-            "slope_fixed": fit_line(x, y)[0], "best_eps": best,
+            "slope_fixed": fit_line(x, y)[0],
+            "r2_relative": r_squared(*claim_points(groups, "hessian/eps_rank_rel")),
+            "best_eps": best,
             "r2_best": finite.get(best, math.nan), "r2_by_eps": grid, "onsets": onsets,
             "l2er_vs_reset": versus}

@@ -50,6 +50,7 @@ def make_run(spec, method, seed, eps_ranks, scores, hessian_every=2):
         row = {"task/index": i + 1, "task/score": score, "eval/late_score": np.mean(scores[-3:])}
         if i % hessian_every == 0:
             row["hessian/eps_rank"] = eps_ranks[i]
+            row["hessian/eps_rank_rel"] = 3 * eps_ranks[i]  # a rescaled copy
             for e in EPS_GRID:  # only eps = 0.1 tracks the score exactly
                 row[eps_key(e)] = 100 * score if e == 0.1 else eps_ranks[i] + (i % 3) * e
         rows.append(row)
@@ -76,6 +77,7 @@ def test_claim_test_on_constructed_runs():
     y = [fall[i] + 0.005 for i in range(2, tasks, 2)] + [0.9] * 5 + [0.85] * 5
     assert claim["points"] == 15
     assert claim["r2_fixed"] == pytest.approx(r_squared(x, y)) and claim["slope_fixed"] > 0
+    assert claim["r2_relative"] == pytest.approx(claim["r2_fixed"])  # R^2 is scale-free
     assert claim["onsets"]["eps_first"] == 2  # both seeds of "none"
     assert claim["onsets"]["neither"] == 3     # the flat l2_er runs
     versus = claim["l2er_vs_reset"]["l2_er"]
