@@ -18,8 +18,9 @@ tridiagonal (:math:`\alpha_j` on the diagonal, :math:`\beta_j` off it):
     w \leftarrow w - \alpha_j v_j, \quad \beta_j = \|w\|, \quad v_{j+1} = w / \beta_j .
 
 Every :math:`w` is re-orthogonalised against all earlier :math:`v_i` (classical
-Gram-Schmidt, twice), so :math:`V_m` stays orthonormal in floating point and no ghost
-eigenvalues appear. On breakdown (:math:`\beta_j \approx 0`: an invariant subspace) the
+Gram-Schmidt, repeated when the first pass cancels more than a factor :math:`\sqrt 2` of
+its norm: the DGKS criterion), so :math:`V_m` stays orthonormal in floating point and no
+ghost eigenvalues appear. On breakdown (:math:`\beta_j \approx 0`: an invariant subspace) the
 run restarts from a random vector orthogonal to :math:`V_j` with :math:`\beta_j = 0`, so
 :math:`m = p` iterations give exactly the eigenvalues of :math:`H`, multiplicities
 included. The eigenvalues :math:`\theta_k` of :math:`T_m` (Ritz values) approximate the
@@ -182,8 +183,8 @@ def lanczos(matvec: Matvec, dim: int, iterations: int, v0: Tensor | None = None,
             device: torch.device | str = "cpu") -> Tridiagonal:
     """``min(iterations, dim)`` Lanczos steps from ``v0`` (default: random unit vector).
 
-    Full re-orthogonalisation (Gram-Schmidt twice against every earlier vector); a
-    breakdown restarts from a random orthogonal vector with :math:`\\beta = 0`.
+    Full re-orthogonalisation (Gram-Schmidt against every earlier vector, repeated when it
+    cancels: DGKS); a breakdown restarts from a random orthogonal vector with :math:`\\beta = 0`.
     """
     m = min(int(iterations), dim)
     if m < 1:
@@ -200,11 +201,14 @@ def lanczos(matvec: Matvec, dim: int, iterations: int, v0: Tensor | None = None,
         alpha[j] = torch.dot(w, v)
         w = w - alpha[j] * v - (beta[j - 1] * basis[j - 1] if j else 0.0)
         done = basis[: j + 1]
-        for _ in range(2):  # "twice is enough" (Parlett): orthogonal to working precision
+        before = torch.linalg.vector_norm(w)
+        w = w - done.T @ (done @ w)
+        b = torch.linalg.vector_norm(w)
+        if b < 0.7071 * before:  # cancellation: a second pass (Daniel et al. 1976, "DGKS")
             w = w - done.T @ (done @ w)
+            b = torch.linalg.vector_norm(w)
         if j == m - 1:
             break
-        b = torch.linalg.vector_norm(w)
         scale = max(scale, abs(float(alpha[j])), float(b))
         if float(b) > tol * max(scale, 1e-30):
             beta[j], v = b, w / b
