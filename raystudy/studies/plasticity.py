@@ -104,7 +104,7 @@ class StreamConfig:
     """digits (sklearn, offline) | mnist | cifar10 | cifar100 (local files in stream.path)."""
     path: str = ""
     """Folder with the dataset files (mnist, cifar10, cifar100); see check_data."""
-    tasks: int = 120
+    tasks: int = 60
     """Tasks in the stream (incremental: at most classes / classes_per_task)."""
     examples: int = 512
     """random_labels: images memorised per task; permuted: training images per task (0: all)."""
@@ -152,7 +152,7 @@ class InterventionConfig:
 
 @dataclass
 class MetricsConfig:
-    samples: int = 512
+    samples: int = 256
     """Samples of the new task's training data for the start-of-task metrics (paper: 2000)."""
     hessian_every: int = 10
     """Tasks between Hessian measurements, from task 1 (0: never)."""
