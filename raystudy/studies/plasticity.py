@@ -629,6 +629,8 @@ def plot_per_task(streams: dict[str, dict[str, list[Run]]], keys: list[tuple[str
                 ax.plot(tasks, mean, color=colors[spec], lw=1.4,
                         label=f"{spec} (n={len(runs)})", marker="." if len(tasks) < 30 else None)
                 ax.fill_between(tasks, mean - std, mean + std, color=colors[spec], alpha=0.15)
+            if key.startswith("hessian/"):  # LayerNorm's spectrum sits 10x above the rest
+                ax.set_yscale("symlog", linthresh=1.0)
             ax.set_xlabel("task")
             ax.set_ylabel(label.replace("{score}", _score_label(stream)))
             ax.set_title(stream, fontsize=10)
