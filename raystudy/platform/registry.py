@@ -51,6 +51,13 @@ STUDIES: tuple[StudyEntry, ...] = (
         extra="graph",
         requires=("torch_geometric",),
     ),
+    StudyEntry(
+        "plasticity",
+        "raystudy.studies.plasticity",
+        "Hessian spectral collapse and L2-ER in continual supervised and RL (ICML 2026)",
+        extra="plasticity",
+        requires=("gymnasium", "mujoco", "sklearn"),
+    ),
 )
 
 

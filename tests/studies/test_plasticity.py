@@ -1,0 +1,182 @@
+"""The plasticity study: config checks, the loops under LocalContext (resume at a task
+boundary included), data errors, and a sweep of both streams through the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from raystudy.algorithms.plasticity import L2, EffectiveRankAscent, FullReset, L2Init
+from raystudy.cli import main
+from raystudy.errors import ConfigError, DataError
+from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.context import LocalContext
+from raystudy.studies.plasticity import (
+    STUDY,
+    PlasticityConfig,
+    build_intervention,
+    check_data,
+    parse_intervention,
+    train_loop,
+)
+
+TINY = {"stream.tasks": 4, "train.steps_per_task": 15, "model.hidden": "16,16",
+        "metrics.samples": 64, "metrics.hessian_every": 2, "metrics.lanczos_iterations": 8,
+        "stream.examples": 96, "intervention.er_every": 5, "intervention.redo_every": 5}
+TINY_RL = {"stream.kind": "rl", "stream.tasks": 2, "rl.steps_per_task": 256,
+           "rl.ppo.num_envs": 2, "rl.ppo.num_steps": 64, "rl.ppo.update_epochs": 2,
+           "model.hidden": "16,16",
+           "metrics.samples": 64, "metrics.hessian_every": 1, "metrics.lanczos_iterations": 6}
+
+
+THREADS = torch.get_num_threads()
+
+
+@pytest.fixture(autouse=True)
+def restore_threads():
+    yield
+    torch.set_num_threads(THREADS)  # the loops set train.threads (1) ...
+    torch.set_flush_denormal(False)  # ... and flush subnormals
+
+
+def tiny(**overrides) -> PlasticityConfig:
+    return validate(apply_overrides(PlasticityConfig(), {**TINY, **overrides}))
+
+
+def run(config, checkpoint=None) -> LocalContext:
+    ctx = LocalContext(STUDY.metrics, checkpoint=checkpoint)
+    train_loop(config, ctx)
+    return ctx
+
+
+def test_intervention_specs_parse_and_build_their_pieces():
+    assert parse_intervention("l2_er/1e-4/0.01+layernorm") == [
+        ("l2_er", {"lambda": 1e-4, "er_lr": 0.01}), ("layernorm", {})]
+    pieces = build_intervention(tiny(**{"intervention.spec": "l2_er/1e-4/0.01"})).pieces
+    assert [type(p) for p in pieces] == [L2, EffectiveRankAscent]
+    assert pieces[0].coeff == 1e-4 and pieces[1].lr == 0.01 and pieces[1].every == 5
+    pieces = build_intervention(tiny(**{"intervention.spec": "reset+l2_init/0.1"})).pieces
+    assert [type(p) for p in pieces] == [FullReset, L2Init]
+
+
+@pytest.mark.parametrize("overrides,message", [
+    ({"intervention.spec": "l2"}, "expected l2/lambda with numbers >= 0"),
+    ({"intervention.spec": "l2/-1"}, "expected l2/lambda with numbers >= 0"),
+    ({"intervention.spec": "dropout/0.1"}, "unknown method 'dropout'"),
+    ({"intervention.spec": "shrink_perturb/1/0"}, "shrink=1.0 must be in"),
+    ({"stream.kind": "rotated"}, "stream.kind='rotated' is not one of"),
+    ({"stream.dataset": "mnist"}, "stream.dataset=mnist needs stream.path"),
+    ({"model.arch": "convnet"}, "model.arch=convnet needs stream.dataset=cifar10"),
+    ({"rl.env": "Pong-v5"}, "rl.env='Pong-v5' is not one of"),
+    ({"metrics.late_fraction": 0}, "metrics.late_fraction=0.0 must be in"),
+    ({"train.steps_per_task": 0}, "train.steps_per_task=0 must be >= 1"),
+])
+def test_config_errors_name_the_key(overrides, message):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+        validate(apply_overrides(PlasticityConfig(), overrides))
+
+
+def test_supervised_loop_reports_namespaced_metrics_per_task():
+    ctx = run(tiny(**{"intervention.spec": "l2_er/1e-4/0.01"}))
+    reports = ctx.reports
+    assert [r["task/index"] for r in reports] == [1, 2, 3, 4]
+    hessian = [r["task/index"] for r in reports if "hessian/eps_rank" in r]
+    assert hessian == [1, 3, 4]  # every 2 tasks from the first, and the last
+    first = reports[0]
+    for key in ("task/accuracy", "task/loss_start", "task/loss_end", "eval/late_score",
+                "features/erank/l1", "features/srank/l2", "features/dormant", "features/dead",
+                "weights/norm", "hessian/lambda_1", "hessian/eps_rank@0.02", "metrics/overhead"):
+        assert key in first, key
+    assert 0 <= first["task/accuracy"] <= 1 and 1 <= first["features/erank/l1"] <= 16
+    assert first["task/loss_start"] > first["task/loss_end"]  # it learns the first task
+    assert reports[-1]["eval/late_score"] == reports[-1]["task/accuracy"]  # last quarter of 4
+
+
+def test_resume_at_a_task_boundary_reproduces_the_uninterrupted_run():
+    spec = "l2_init/0.01+shrink_perturb/1e-4/1e-3+er/0.01+redo/0.1"
+    full = run(tiny(**{"intervention.spec": spec, "train.checkpoint_every": 2}))
+    first_leg = run(tiny(**{"intervention.spec": spec, "stream.tasks": 2}))
+    assert first_leg.last_checkpoint["task"] == 2
+    resumed = run(tiny(**{"intervention.spec": spec, "train.checkpoint_every": 2}),
+                  checkpoint=first_leg.last_checkpoint)
+    assert [r["task/index"] for r in resumed.reports] == [3, 4]
+    for a, b in zip(full.reports[2:], resumed.reports, strict=True):
+        for key in ("task/accuracy", "task/loss_end", "features/erank/l2", "weights/norm",
+                    "eval/late_score"):
+            assert a[key] == pytest.approx(b[key], rel=1e-6), key
+    assert full.reports[2]["hessian/eps_rank"] == pytest.approx(
+        resumed.reports[0]["hessian/eps_rank"], rel=1e-5)
+
+
+def test_reset_restarts_every_task_and_incremental_stream_grows():
+    ctx = run(tiny(**{"intervention.spec": "reset"}))
+    norms = [r["weights/norm"] for r in ctx.reports]
+    assert max(norms) - min(norms) < 0.2 * norms[0]  # always a freshly initialised net
+    ctx = run(tiny(**{"stream.kind": "incremental", "stream.tasks": 50,
+                      "stream.classes_per_task": 4}))
+    assert [r["task/index"] for r in ctx.reports] == [1, 2, 3]  # 10 classes, 4 at a time
+
+
+def test_rl_loop_reports_returns_ranks_and_the_changed_dynamics():
+    ctx = run(validate(apply_overrides(PlasticityConfig(),
+                                       {**TINY_RL, "intervention.spec": "l2/1e-4"})))
+    first, second = ctx.reports
+    assert first["task/index"] == 1 and second["task/index"] == 2
+    assert first["task/episodes"] > 0 and first["task/return"] > 0
+    assert "features/erank/l4" in first  # actor and critic, two layers each
+    assert first["env/gravity"] != second["env/gravity"]
+    assert "hessian/lambda_1" in first and first["train/steps"] == 256
+
+
+def test_check_data_is_one_line_naming_the_files(tmp_path):
+    config = apply_overrides(PlasticityConfig(), {"stream.kind": "permuted",
+                                                  "stream.dataset": "mnist",
+                                                  "stream.path": str(tmp_path)})
+    with pytest.raises(DataError, match="MNIST needs train-images-idx3-ubyte") as info:
+        check_data(config)
+    assert "\n" not in str(info.value)
+    check_data(apply_overrides(config, {"stream.dataset": "digits"}))  # nothing to check
+
+
+@pytest.mark.ray
+def test_sweep_of_a_supervised_and_an_rl_stream_through_the_cli(ray_session, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text(
+        "params:\n"
+        "  intervention.spec: {grid: [none, reset, l2_er/1e-4/0.01]}\n"
+        "  train.seed: {grid: [0, 1]}\n"
+        "  stream.tasks: 6\n")
+    sets = [x for kv in [f"{k}={v}" for k, v in TINY.items() if k != "stream.tasks"]
+            for x in ("--set", kv)]
+    assert main(["sweep", "plasticity", "--profile", "quick", "--space", str(space),
+                 "--storage", str(tmp_path / "runs"), "--name", "smoke", *sets]) == 0
+    run_dir = tmp_path / "runs" / "smoke"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["counts"]["finished"] == 6
+    stream = summary["analysis"]["streams"]["random_labels digits"]
+    assert set(stream["interventions"]) == {"none", "reset", "l2_er/1e-4/0.01"}
+    claim = stream["claim"]
+    assert claim["points"] == 6 and claim["eps"] == 0.02 and "l2_er" in claim["l2er_vs_reset"]
+    report = (run_dir / "report.md").read_text()
+    for text in ("### Late-task performance", "### Claim test", "scores.png", "spectra.png",
+                 "late_vs_reset.png", "claim_random_labels_digits.png", "R^2"):
+        assert text in report, text
+    for name in ("scores", "spectra", "late_vs_reset", "claim_random_labels_digits"):
+        assert (run_dir / "figures" / f"{name}.png").stat().st_size > 10_000
+
+
+@pytest.mark.ray
+def test_rl_space_runs_through_the_cli(ray_session, tmp_path):
+    space = tmp_path / "rl.yaml"
+    space.write_text("params:\n  stream.kind: rl\n"
+                     "  intervention.spec: {grid: [none, reset]}\n")
+    sets = [x for kv in [f"{k}={v}" for k, v in TINY_RL.items() if k != "stream.kind"]
+            for x in ("--set", kv)]
+    assert main(["sweep", "plasticity", "--profile", "quick", "--space", str(space),
+                 "--storage", str(tmp_path / "runs"), "--name", "rl", *sets]) == 0
+    summary = json.loads((tmp_path / "runs" / "rl" / "summary.json").read_text())
+    stream = summary["analysis"]["streams"]["rl CartPole-v1"]
+    assert set(stream["interventions"]) == {"none", "reset"}
+    assert all(v["tasks"] == 2 for v in stream["interventions"].values())
