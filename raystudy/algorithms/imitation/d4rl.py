@@ -40,7 +40,9 @@ from .scores import ReferenceReturns, d4rl_reference
 REQUIRED = ("observations", "actions", "rewards", "terminals", "timeouts")
 
 
-def _load_arrays(path: Path) -> dict[str, np.ndarray]:
+def _load_arrays(path: Path, rows: int | None = None) -> tuple[dict[str, np.ndarray],
+                                                                 dict[str, int]]:
+    """The file's arrays (the first ``rows`` of each, or all) and each key's full length."""
     if not path.is_file():
         raise DataError(f"{path}: no such file (expected a D4RL-format HDF5 file)")
     try:
@@ -54,23 +56,24 @@ def _load_arrays(path: Path) -> dict[str, np.ndarray]:
                             f"{', '.join(REQUIRED)} (+ optional next_observations, infos)")
         keys = [*REQUIRED, *(["next_observations"] if "next_observations" in handle else [])]
         for key in keys:
-            if not isinstance(handle[key], h5py.Dataset):
-                raise DataError(f"{path}: '{key}' is a group, expected an array")
-        return {key: handle[key][()] for key in keys}
+            if not isinstance(handle[key], h5py.Dataset) or not handle[key].shape:
+                raise DataError(f"{path}: '{key}' is not an array")
+        lengths = {key: handle[key].shape[0] for key in keys}
+        return {key: handle[key][:rows] for key in keys}, lengths
 
 
-def _check(path: Path, data: dict[str, np.ndarray]) -> None:
+def _check(path: Path, data: dict[str, np.ndarray], lengths: dict[str, int]) -> None:
     for key in ("observations", "actions", "next_observations"):
         if key in data and (data[key].ndim != 2 or not np.issubdtype(data[key].dtype,
                                                                      np.number)):
             raise DataError(f"{path}: '{key}' has shape {data[key].shape} and dtype "
                             f"{data[key].dtype}; expected N x dim numbers")
-    n = len(data["observations"])
-    lengths = {k: len(v) for k, v in data.items()}
+    n = lengths["observations"]
     if len(set(lengths.values())) != 1:
         listed = ", ".join(f"{k}={v}" for k, v in lengths.items())
         raise DataError(f"{path}: ragged arrays ({listed}); every key needs {n} rows")
-    if data["rewards"].reshape(n, -1).shape[1] != 1:
+    rows = len(data["observations"])
+    if data["rewards"].reshape(rows, -1).shape[1] != 1:
         raise DataError(f"{path}: 'rewards' has shape {data['rewards'].shape}; expected N")
     if "next_observations" in data and data["next_observations"].shape != \
             data["observations"].shape:
@@ -78,17 +81,28 @@ def _check(path: Path, data: dict[str, np.ndarray]) -> None:
                         f"observations {data['observations'].shape}")
     for key in ("observations", "next_observations", "actions", "rewards"):
         if key in data:
-            bad = ~np.isfinite(data[key].reshape(n, -1)).all(axis=1)
+            bad = ~np.isfinite(data[key].reshape(rows, -1)).all(axis=1)
             if bad.any():
                 raise DataError(f"{path}: '{key}' has NaN/inf values (first at row "
                                 f"{int(np.argmax(bad))}); expected finite numbers")
 
 
+def inspect_d4rl_hdf5(path: str | Path, rows: int = 10_000) -> tuple[int, int, int]:
+    """Cheap check of a D4RL file (keys, shapes, dtypes; NaN in the first ``rows``).
+
+    Returns ``(steps, obs_dim, act_dim)``; a problem is a one-line DataError.
+    """
+    path = Path(path).expanduser()
+    data, lengths = _load_arrays(path, rows)
+    _check(path, data, lengths)
+    return lengths["observations"], data["observations"].shape[1], data["actions"].shape[1]
+
+
 def read_d4rl_hdf5(path: str | Path) -> list[Episode]:
     """A D4RL-format HDF5 file as a list of episodes (see the module docstring)."""
     path = Path(path).expanduser()
-    data = _load_arrays(path)
-    _check(path, data)
+    data, lengths = _load_arrays(path)
+    _check(path, data, lengths)
     obs = data["observations"].astype(np.float32)
     n = len(obs)
     actions = data["actions"].astype(np.float32)

@@ -81,6 +81,16 @@ def minari_reference(dataset_id: str) -> ReferenceReturns | None:
     return ReferenceReturns(float(low), float(high), source=f"Minari metadata ({dataset_id})")
 
 
+def minari_dims(dataset_id: str) -> tuple[int, int]:
+    """Flat observation and action sizes from the dataset's spaces (no episodes read)."""
+    dataset = _load(dataset_id)
+    obs, act = dataset.observation_space.shape, dataset.action_space.shape
+    if obs is None or act is None or len(obs) != 1 or len(act) != 1:
+        raise DataError(f"Minari dataset {dataset_id}: spaces {dataset.observation_space} / "
+                        f"{dataset.action_space}; expected flat Box spaces")
+    return obs[0], act[0]
+
+
 def minari_env_id(dataset_id: str) -> str | None:
     """The gymnasium id of the environment the dataset was collected in, if recorded."""
     spec = _load(dataset_id).spec.env_spec

@@ -177,6 +177,23 @@ def adamw(module: nn.Module, lr: float, decay: float = 1e-4) -> torch.optim.Adam
     return torch.optim.AdamW(module.parameters(), lr=lr, weight_decay=decay)
 
 
+def average_gradients(world_size: int) -> GradHook:
+    """A gradient hook that averages gradients over ``world_size`` processes
+    (``torch.distributed.all_reduce``; the data-parallel form of any learner here)."""
+
+    def average(parameters: Iterable[nn.Parameter]) -> None:
+        grads = [p.grad for p in parameters if p.grad is not None]
+        flat = torch.cat([g.flatten() for g in grads])
+        torch.distributed.all_reduce(flat)
+        flat /= world_size
+        offset = 0
+        for g in grads:
+            g.copy_(flat[offset:offset + g.numel()].view_as(g))
+            offset += g.numel()
+
+    return average
+
+
 class EnvPolicy:
     """A trained actor as ``obs -> action`` in the env's units (deterministic: the mean).
 
