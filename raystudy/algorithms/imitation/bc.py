@@ -7,7 +7,9 @@ Pomerleau, "Efficient Training of Artificial Neural Networks for Autonomous Navi
 
 with ``D`` the good demonstrations (``data="good"``: BC on good data) or every
 transition of every set, good, bad and unlabeled, each episode once (``data="all"``:
-BC on all data, which imitates the mixture). The policy is the shared Gaussian of
+BC on all data, which imitates the mixture). ``data="oracle"`` is a reference, not a
+method: BC on the unlabeled set's expert episodes picked by their hidden labels, what a
+perfect filter of the unlabeled data would reach. The policy is the shared Gaussian of
 ``nets.py``; its optimiser is Adam with L2 ``weight_decay``.
 """
 
@@ -34,13 +36,13 @@ def bc_loss(log_prob):
 
 
 class BC(Learner):
-    """Behaviour cloning on ``batch["good"]`` or ``batch["all"]``."""
+    """Behaviour cloning on ``batch["good"]``, ``batch["all"]`` (or ``batch["oracle"]``)."""
 
     def __init__(self, obs_dim: int, act_dim: int, data: str = "good",
                  config: BCConfig | None = None, grad_hook: GradHook | None = None) -> None:
         super().__init__(grad_hook)
-        if data not in ("good", "all"):
-            raise ValueError(f"BC data={data!r}: expected 'good' or 'all'")
+        if data not in ("good", "all", "oracle"):
+            raise ValueError(f"BC data={data!r}: expected 'good', 'all' or 'oracle'")
         cfg = self.config = config or BCConfig()
         self.data = data
         self.sources = (data,)

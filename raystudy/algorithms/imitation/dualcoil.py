@@ -41,6 +41,10 @@ unlabeled minibatches of equal size):
    whose minimiser has ``r = w``: soft Q-learning with the weights as rewards.
 6. Target critic: ``theta' <- tau theta + (1 - tau) theta'``.
 
+The public code also offers advantage weights for step 4 (``adv_policy_extraction``,
+off by default): ``w = min(exp(3 min(Q' - V, 7)), 100)`` with ``V`` (clipped as in
+step 5) taken before V's own step; ``extraction="advantage"`` selects it.
+
 Optimisers as the public code: Adam with L2 ``weight_decay`` for the actor and the
 discriminators, AdamW (decay 1e-4) for the critic and ``V``, learning rate 3e-4.
 Per-environment constants of the paper (``PAPER_CONSTANTS``): weight decay, actor Q
@@ -127,6 +131,15 @@ def q_weighted_bc_loss(log_prob: torch.Tensor, q: torch.Tensor, temperature: flo
     return -(weight * log_prob).mean()
 
 
+def advantage_weighted_bc_loss(log_prob: torch.Tensor, q: torch.Tensor, v: torch.Tensor,
+                               temperature: float = 3.0, max_advantage: float = 7.0,
+                               max_weight: float = 100.0) -> torch.Tensor:
+    """``-E[min(exp(temperature min(Q - V, max_advantage)), max_weight) log pi(a|s)]``."""
+    advantage = (q.detach() - v.detach()).clamp(max=max_advantage)
+    weight = torch.exp(temperature * advantage).clamp(0.0, max_weight)
+    return -(weight * log_prob).mean()
+
+
 @dataclass
 class DualCOILConfig:
     alpha: float = 0.6
@@ -153,9 +166,14 @@ class DualCOILConfig:
     """Clip of the Gumbel loss's ``z``."""
     max_actor_weight: float = 100.0
     """Clip of the actor's Q weights."""
+    extraction: str = "q"
+    """q: the paper's Q-weighted BC; advantage: the public code's optional
+    ``adv_policy_extraction``, weights ``exp(3 min(Q - V, 7))``."""
 
     def __post_init__(self) -> None:
         check_alpha(self.alpha)
+        if self.extraction not in ("q", "advantage"):
+            raise ValueError(f"extraction={self.extraction!r} is not q or advantage")
 
 
 class DualCOIL(Learner):
@@ -213,20 +231,29 @@ class DualCOIL(Learner):
         s, a, s_next, done = (torch.cat([p[k] for p in parts]) for k in (
             "observations", "actions", "next_observations", "terminals"))
         w = self.weights(batch)
+        n_u = len(batch["unlabeled"]["rewards"])
+        v_range = (-cfg.c * cfg.alpha / (1 - cfg.gamma), cfg.c / (1 - cfg.gamma))
         with torch.no_grad():
             q_target = torch.min(*self.target_critic(s, a))
+            v_unlabeled = self.value(s[-n_u:]).clamp(*v_range)  # before V's step, as the code
         # Step 3: V by the Gumbel loss against the target critic.
         losses = {"train/value_loss": self.step(
             "value", gumbel_value_loss(q_target, self.value(s), cfg.beta, cfg.max_z))}
-        # Step 4: Q-weighted BC on the unlabeled part only.
-        n_u = len(batch["unlabeled"]["rewards"])
-        losses["train/actor_loss"] = self.step("actor", q_weighted_bc_loss(
-            self.actor.log_prob(s[-n_u:], a[-n_u:]), q_target[-n_u:],
-            cfg.actor_q_scale / cfg.beta, cfg.max_actor_weight))
+        # Step 4: Q-weighted (or advantage-weighted) BC on the unlabeled part only.
+        log_prob = self.actor.log_prob(s[-n_u:], a[-n_u:])
+        if cfg.extraction == "q":
+            actor_loss = q_weighted_bc_loss(log_prob, q_target[-n_u:],
+                                            cfg.actor_q_scale / cfg.beta, cfg.max_actor_weight)
+            actor_w = torch.exp(cfg.actor_q_scale / cfg.beta * q_target[-n_u:])
+        else:
+            actor_loss = advantage_weighted_bc_loss(log_prob, q_target[-n_u:], v_unlabeled,
+                                                    max_weight=cfg.max_actor_weight)
+            actor_w = torch.exp(3.0 * (q_target[-n_u:] - v_unlabeled).clamp(max=7.0))
+        actor_w = actor_w.clamp(0.0, cfg.max_actor_weight)
+        losses["train/actor_loss"] = self.step("actor", actor_loss)
         # Step 5: IQ critic with the updated V, clipped to the range the weights allow.
         with torch.no_grad():
-            v_next = self.value(s_next).clamp(-cfg.c * cfg.alpha / (1 - cfg.gamma),
-                                              cfg.c / (1 - cfg.gamma))
+            v_next = self.value(s_next).clamp(*v_range)
             target = cfg.gamma * (1.0 - done) * v_next
         q1, q2 = self.critic(s, a)
         losses["train/critic_loss"] = self.step(
@@ -238,4 +265,6 @@ class DualCOIL(Learner):
             mask = hidden > 0.5
             losses["train/w_unlabeled_expert"] = float(w[-n_u:][mask].mean())
             losses["train/w_unlabeled_other"] = float(w[-n_u:][~mask].mean())
+            # the share of the actor's BC weight that falls on expert transitions
+            losses["train/actor_expert_share"] = float(actor_w[mask].sum() / actor_w.sum())
         return losses

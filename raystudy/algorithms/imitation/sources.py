@@ -28,6 +28,8 @@ from __future__ import annotations
 
 import fcntl
 import json
+import shutil
+import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -73,7 +75,7 @@ def locate(source: str, task: str, kind: str, root: str, explicit: Mapping[str, 
 
 
 def generated_file(cache_dir: str, task: str, kind: str, episodes: int,
-                   expert_dir: str = "") -> Path:
+                   expert_dir: str = "", reference_episodes: int = 100) -> Path:
     """The cached generated episodes of ``kind``, generated first if missing.
 
     A lock file serialises concurrent trials, so one of them generates and the others
@@ -87,7 +89,7 @@ def generated_file(cache_dir: str, task: str, kind: str, episodes: int,
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not path.is_file():
             data, reference = generate(env, kind, episodes, GENERATE_SEEDS[kind],
-                                       expert_dir or None)
+                                       expert_dir or None, reference_episodes)
             write_d4rl_hdf5(path, data, reference, env_id=env, policy=kind)
     return path
 
@@ -132,7 +134,8 @@ class OfflineData:
 
     States are ``(s - shift) / scale``; actions are mapped from the env's box
     ``[low, high]`` to [-1, 1]. ``hidden_expert`` marks the unlabeled transitions that
-    came from expert episodes (a hidden label, for diagnostics only).
+    came from expert episodes, and ``sets["oracle"]`` holds them (hidden labels: for
+    diagnostics and the oracle reference row only, never for a method).
     """
 
     sets: dict[str, Transitions]
@@ -161,16 +164,21 @@ def assemble(source: str, task: str, where: Mapping[str, str], spec: MixSpec,
             "bad": Transitions.from_episodes(mix.bad),
             "unlabeled": Transitions.from_episodes(mix.unlabeled),
             "all": Transitions.from_episodes(list(unique.values()))}
+    hidden_expert = [e for e, flag in zip(mix.unlabeled, mix.unlabeled_is_expert, strict=True)
+                     if flag]
+    if hidden_expert:  # an oracle's data: the unlabeled set's expert part, by hidden label
+        sets["oracle"] = Transitions.from_episodes(hidden_expert)
     env = make_env(env_id(task))
     obs = sets["unlabeled"].observations
     dim = obs.shape[1]
     shift, scale = ((obs.mean(0), obs.std(0) + 1e-3) if state_norm
                     else (np.zeros(dim, np.float32), np.ones(dim, np.float32)))
     low, high = env.action_space.low, env.action_space.high
+    initial = (sets["all"].initial_observations - shift) / scale
     for t in sets.values():
         t.observations = (t.observations - shift) / scale
         t.next_observations = (t.next_observations - shift) / scale
-        t.initial_observations = (t.initial_observations - shift) / scale
+        t.initial_observations = initial  # s_0 of the DICE duals: the union's episodes
         t.actions = np.clip(2 * (t.actions - low) / (high - low) - 1, -1, 1)
     record = {**mix.record, "reference": {"random": ref.random, "expert": ref.expert,
                                           "source": ref.source}, "where": dict(where)}
@@ -199,32 +207,43 @@ class Sampler:
             if name == "unlabeled":
                 out[name]["is_expert"] = torch.as_tensor(
                     self.data.hidden_expert[index], dtype=torch.float32, device=self.device)
-        out["initial"] = self.data.sets["all"].sample_initial(self.rng, n, self.device)
+        some = next(iter(self.data.sets.values()))  # every set carries the union's s_0
+        out["initial"] = some.sample_initial(self.rng, n, self.device)
         return out
 
 
-SETS = ("good", "bad", "unlabeled", "all")
 
 
 def save_offline_data(data: OfflineData, folder: Path) -> None:
-    """Each set as ``NAME.npy`` rows (``Transitions.as_array``), ``initial.npy``, ``meta.json``."""
-    folder.mkdir(parents=True, exist_ok=True)
-    for name in SETS:
-        np.save(folder / f"{name}.npy", data.sets[name].as_array())
-    np.save(folder / "initial.npy", data.sets["all"].initial_observations)
+    """Each set as ``NAME.npy`` rows (``Transitions.as_array``), ``initial.npy``, ``meta.json``.
+
+    Written into a private folder renamed into place, so concurrent writers never mix
+    their files (the first rename wins; the others discard theirs).
+    """
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=folder.parent, prefix=f".{folder.name}-"))
+    for name, t in data.sets.items():
+        np.save(tmp / f"{name}.npy", t.as_array())
+    np.save(tmp / "initial.npy", data.sets["all"].initial_observations)
     meta = {"shift": data.shift.tolist(), "scale": data.scale.tolist(),
             "low": data.low.tolist(), "high": data.high.tolist(), "env_id": data.env_id,
-            "record": data.record}
-    tmp = folder / "meta.json.tmp"
-    tmp.write_text(json.dumps(meta, default=str))
-    tmp.replace(folder / "meta.json")  # last: its presence means the folder is complete
+            "record": data.record, "sets": list(data.sets)}
+    (tmp / "meta.json").write_text(json.dumps(meta, default=str))
+    try:
+        tmp.rename(folder)
+    except OSError:  # another process got there first
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def load_offline_data(folder: Path, rows: Callable[[str], np.ndarray]) -> OfflineData:
-    """Inverse of :func:`save_offline_data`; ``rows(name)`` returns a set's rows (a shard)."""
+def load_offline_data(folder: Path, rows: Callable[[str], np.ndarray],
+                      names: tuple[str, ...] | None = None) -> OfflineData:
+    """Inverse of :func:`save_offline_data` for the sets ``names`` (default: all saved);
+    ``rows(name)`` returns a set's rows (a worker's shard) and ``rows("initial")`` the
+    initial observations."""
     meta = json.loads((folder / "meta.json").read_text())
     initial = rows("initial")
-    sets = {name: Transitions.from_array(rows(name), len(meta["shift"])) for name in SETS}
+    sets = {name: Transitions.from_array(rows(name), len(meta["shift"]))
+            for name in (names or meta["sets"])}
     for t in sets.values():
         t.initial_observations = initial
     ref = meta["record"]["reference"]

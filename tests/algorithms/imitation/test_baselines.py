@@ -38,7 +38,7 @@ def test_bc_loss_and_training_raise_the_likelihood():
         last = learner.update(b)["train/actor_loss"]
     assert last < first - 1.0
     assert BC(3, 2, "all").sources == ("all",)
-    with pytest.raises(ValueError, match="expected 'good' or 'all'"):
+    with pytest.raises(ValueError, match="expected 'good', 'all' or 'oracle'"):
         BC(3, 2, "bad")
 
 

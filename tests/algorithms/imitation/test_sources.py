@@ -21,7 +21,8 @@ def test_locations_follow_d4rl_and_minari_names():
 
 
 def test_generated_files_are_written_once_and_assembled_normalised(tmp_path):
-    where = {k: str(sources.generated_file(str(tmp_path), "pendulum", k, n))
+    where = {k: str(sources.generated_file(str(tmp_path), "pendulum", k, n,
+                                           reference_episodes=5))
              for k, n in (("expert", 4), ("random", 6))}
     stamp = (tmp_path / "pendulum-v1-random-6.hdf5").stat().st_mtime_ns
     sources.generated_file(str(tmp_path), "pendulum", "random", 6)  # cached: not rewritten
