@@ -37,6 +37,14 @@ STUDIES: tuple[StudyEntry, ...] = (
         "raystudy.studies.cell_classifier",
         "Block sampling vs random vs streaming for a cell-line classifier (scDataset, ICML 2026)",
     ),
+    StudyEntry(
+        "contrastive_imitation",
+        "raystudy.studies.contrastive_imitation",
+        "Offline imitation from good + bad demonstrations: DualCOIL vs BC, DemoDICE, "
+        "SafeDICE, DWBC (ICML 2026)",
+        extra="imitation",
+        requires=("gymnasium", "mujoco", "minari"),
+    ),
 )
 
 
