@@ -478,6 +478,7 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
 
 
 DIAGNOSTICS = ("train/w_unlabeled_expert", "train/w_unlabeled_other",
+               "train/q_unlabeled_expert", "train/q_unlabeled_other",
                "train/actor_expert_share", "data/unlabeled_expert_fraction")
 
 
@@ -491,8 +492,8 @@ def dualcoil_diagnostics(results: RunResults) -> Table:
     rows = [[mix, *np.nanmean(np.array(v, dtype=float), axis=0).tolist()]
             for mix, v in sorted(values.items())]
     return Table("DualCOIL's weights on the unlabeled data (hidden labels)",
-                 ["mix", "reward weight w: expert", "w: other", "actor BC weight on expert",
-                  "expert share of unlabeled"], rows,
+                 ["mix", "reward weight w: expert", "w: other", "Q: expert", "Q: other",
+                  "actor BC weight on expert", "expert share of unlabeled"], rows,
                  note="means over seeds of the last interval; the actor learns from the "
                       "unlabeled set with these shares of its BC weight")
 

@@ -267,4 +267,6 @@ class DualCOIL(Learner):
             losses["train/w_unlabeled_other"] = float(w[-n_u:][~mask].mean())
             # the share of the actor's BC weight that falls on expert transitions
             losses["train/actor_expert_share"] = float(actor_w[mask].sum() / actor_w.sum())
+            losses["train/q_unlabeled_expert"] = float(q_target[-n_u:][mask].mean())
+            losses["train/q_unlabeled_other"] = float(q_target[-n_u:][~mask].mean())
         return losses
