@@ -271,6 +271,8 @@ def source_locations(data: DataConfig) -> dict[str, str]:
 
 def check_data(config: ContrastiveImitationConfig) -> None:
     """On the driver: every file exists and fits the task's env; generate missing data."""
+    if config.method == SAC:
+        return  # trains an expert: reads no data
     where = source_locations(config.data)  # generates (once) what a generate source lacks
     if config.data.source != "generate":
         sources.check_sources(config.data.source, config.data.task, where)
@@ -312,6 +314,8 @@ def ray_datasets(config: ContrastiveImitationConfig) -> dict[str, Any]:
     """
     import ray.data
 
+    if config.method == SAC:
+        return {}
     folder = mix_folder(config)
     if not folder.is_dir():
         sources.save_offline_data(offline_data(config), folder)

@@ -78,6 +78,20 @@ def test_missing_or_mismatched_d4rl_files_are_one_line_data_errors(tmp_path):
         ci.check_data(cfg)
 
 
+def test_sac_method_trains_an_expert_and_reads_no_data(tmp_path):
+    cfg = config({"method": "sac", "data.task": "hopper", "train.steps": "60",
+                  "train.eval_every": "30", "train.eval_episodes": "1",
+                  "data.expert_dir": str(tmp_path / "experts"),
+                  "data.cache_dir": str(tmp_path / "cache")})
+    ci.check_data(cfg)
+    assert not (tmp_path / "cache").exists()
+    ctx = LocalContext(ci.STUDY.metrics)
+    ci.train_loop(cfg, ctx)
+    assert [r["train/step"] for r in ctx.reports] == [30, 60]
+    assert np.isfinite(ctx.reports[-1]["eval/score"])  # against D4RL's Hopper references
+    assert (tmp_path / "experts" / "expert.pt").is_file()
+
+
 def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path):
     torch.manual_seed(0)
     full = LocalContext(ci.STUDY.metrics)
