@@ -132,6 +132,20 @@ def build_parser() -> argparse.ArgumentParser:
     cells.add_argument("--density", type=_number(float, 1e-9, 1.0), default=0.1,
                        help="fraction of non-zero counts, in (0, 1] (default 0.1)")
     cells.add_argument("--seed", type=_number(int, 0), default=0)
+    offline = data_sub.add_parser(
+        "make-offline-rl", help="roll out a policy; write a D4RL-format HDF5 file and a "
+        "Minari dataset (in MINARI_DATASETS_PATH) with the reference returns")
+    offline.add_argument("out_dir")
+    offline.add_argument("--env", required=True, help="gymnasium id, e.g. Pendulum-v1")
+    offline.add_argument("--policy", required=True, choices=("expert", "medium", "random"))
+    offline.add_argument("--episodes", type=_number(int, 1), required=True)
+    offline.add_argument("--seed", type=_number(int, 0), default=0,
+                         help="reset seed of the first episode")
+    offline.add_argument("--expert-dir", default=None,
+                         help="MuJoCo tasks: folder with the SAC trainer's expert.pt, medium.pt")
+    offline.add_argument("--reference-episodes", type=_number(int, 1), default=100,
+                         help="episodes each of the random and expert policy for the "
+                         "reference returns (default 100)")
     _add_jobs_commands(sub)
     return parser
 
@@ -258,6 +272,14 @@ def dispatch(args: argparse.Namespace) -> int:
         files = make_anndata(args.out_dir, args.cells, args.genes, args.plates, args.density,
                              args.seed)
         print(f"raystudy: wrote {len(files)} files to {args.out_dir}")
+        return 0
+    if args.command == "data" and args.data_command == "make-offline-rl":
+        from raystudy.platform.datasets import make_offline_rl
+
+        path, minari_id, summary = make_offline_rl(args.out_dir, args.env, args.policy,
+                                                   args.episodes, args.seed, args.expert_dir,
+                                                   args.reference_episodes)
+        print(f"raystudy: wrote {path} and Minari dataset {minari_id}: {summary}")
         return 0
     if args.command in ("submit", "jobs"):
         return _jobs(args)

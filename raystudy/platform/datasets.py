@@ -12,7 +12,7 @@ import errno
 from pathlib import Path
 
 from raystudy.errors import DataError, UserError
-from raystudy.platform.preflight import check_writable
+from raystudy.platform.preflight import check_writable, describe_os_error
 
 MB = 1024**2
 
@@ -60,3 +60,46 @@ def make_anndata(out_dir: str, cells: int, genes: int, plates: int, density: flo
             raise
         raise UserError(f"make-anndata output folder {out_dir}: no space left on device "
                         f"(the collection needs about {estimate / MB:.0f} MB)") from None
+
+
+def make_offline_rl(out_dir: str, env_id: str, policy: str, episodes: int, seed: int = 0,
+                    expert_dir: str | None = None,
+                    reference_episodes: int = 100) -> tuple[Path, str, str]:
+    """Roll out a policy; write a D4RL-format HDF5 file in ``out_dir`` and a Minari dataset.
+
+    Returns the file, the Minari id and a one-line summary with the reference returns.
+    """
+    from raystudy.platform.registry import require_extra
+
+    require_extra("data make-offline-rl", "imitation", ("gymnasium", "mujoco", "minari"))
+    from raystudy.algorithms.imitation import returns, write_d4rl_hdf5, write_minari
+    from raystudy.algorithms.imitation.experts import dataset_names, generate
+    from raystudy.algorithms.imitation.minari_io import check_new_minari_id, minari_store
+
+    file_name, minari_id = dataset_names(env_id, policy)
+    check_new_minari_id(minari_id)
+    check_writable(out_dir, "make-offline-rl output folder")
+    check_writable(minari_store(), "Minari store (MINARI_DATASETS_PATH)")
+    try:
+        data, reference = generate(env_id, policy, episodes, seed, expert_dir,
+                                   reference_episodes)
+    except (ValueError, FileNotFoundError) as exc:
+        raise DataError(f"make-offline-rl: {exc}") from None
+    path = Path(out_dir) / file_name
+    try:
+        write_d4rl_hdf5(path, data, reference, env_id=env_id, policy=policy)
+        store = write_minari(minari_id, data, env_id, reference,
+                             algorithm=f"raystudy {policy}",
+                             description=f"{episodes} {policy} episodes of {env_id}")
+    except (OSError, RuntimeError) as exc:
+        path.unlink(missing_ok=True)  # never half a result: both formats or neither
+        if isinstance(exc, OSError):
+            raise UserError(f"make-offline-rl: {describe_os_error(exc)}") from None
+        if not _disk_full(exc):
+            raise
+        raise UserError(f"make-offline-rl: no space left on device for {path}") from None
+    values = returns(data)
+    summary = (f"{episodes} {policy} episodes, return {values.mean():.1f} +- {values.std():.1f} "
+               f"(score {reference.score(values.mean()):.1f}; reference random "
+               f"{reference.random:.1f}, expert {reference.expert:.1f}); Minari dataset in {store}")
+    return path, minari_id, summary

@@ -58,6 +58,14 @@ STUDIES: tuple[StudyEntry, ...] = (
         extra="plasticity",
         requires=("gymnasium", "mujoco", "sklearn"),
     ),
+    StudyEntry(
+        "contrastive_imitation",
+        "raystudy.studies.contrastive_imitation",
+        "Offline imitation from good + bad demonstrations: DualCOIL vs BC, DemoDICE, "
+        "SafeDICE, DWBC (ICML 2026)",
+        extra="imitation",
+        requires=("gymnasium", "mujoco", "minari"),
+    ),
 )
 
 

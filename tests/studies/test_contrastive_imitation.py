@@ -1,0 +1,200 @@
+"""contrastive_imitation: config checks, data checks, resume, Ray Data shards, the CLI sweep."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import numpy as np
+import pytest
+import torch
+
+from raystudy.cli import main
+from raystudy.errors import ConfigError, DataError
+from raystudy.platform.config import load_config
+from raystudy.platform.context import LocalContext
+from raystudy.studies import contrastive_imitation as ci
+
+STUDY = "contrastive_imitation"
+
+
+def tiny(tmp_path, **extra) -> dict[str, str]:
+    """A few-second trial: 6 expert and 20 random Pendulum episodes, small networks."""
+    return {"data.cache_dir": str(tmp_path / "cache"), "data.mix": "random/1/3/5",
+            "data.expert_episodes": "6", "data.random_episodes": "20",
+            "data.reference_episodes": "5",
+            "train.steps": "40", "train.disc_steps": "10", "train.hidden": "16",
+            "train.eval_every": "20", "train.eval_episodes": "2", "train.batch_size": "32",
+            **extra}
+
+
+def config(overrides: dict[str, str]) -> ci.ContrastiveImitationConfig:
+    return load_config(ci.ContrastiveImitationConfig, STUDY, "quick", overrides)
+
+
+@pytest.mark.parametrize("key, value, message", [
+    ("dualcoil.alpha", "1.0", r"outside \[0, 1\): at 1 the weight's exponent"),
+    ("dualcoil.alpha", "1.5", "is not convex"),
+    ("method", "gail", "method='gail' is not one of"),
+    ("data.mix", "random/1/10", "data.mix: mix 'random/1/10'"),
+    ("dualcoil.preset", "hopper", "preset 'hopper' is not auto, none"),
+    ("data.task", "cartpole", "data.task='cartpole'"),
+    ("data.reference", "1", "data.reference='1'"),
+    ("train.eval_episodes", "0", "must be >= 1"),
+])
+def test_bad_values_are_one_line_config_errors(key, value, message):
+    with pytest.raises(ConfigError, match=message) as info:
+        config({key: value})
+    assert "\n" not in str(info.value)
+    with pytest.raises(ConfigError, match="method=sac trains MuJoCo experts"):
+        config({"method": "sac"})
+
+
+def test_dualcoil_preset_auto_takes_the_papers_constants():
+    dual, norm = ci.dualcoil_settings(config({"data.task": "hopper", "dualcoil.preset": "auto"}))
+    assert (dual.alpha, dual.beta, dual.actor_q_scale, dual.weight_decay, norm) == \
+        (0.4, 30.0, 1.0, 0.001, False)
+    dual, norm = ci.dualcoil_settings(config({"data.task": "halfcheetah",
+                                              "data.mix": "medium/1/10/30",
+                                              "dualcoil.preset": "auto"}))
+    assert (dual.alpha, dual.beta, dual.actor_q_scale, norm) == (0.6, 15.0, 0.5, True)
+    dual, norm = ci.dualcoil_settings(config({"dualcoil.alpha": "0.3"}))  # quick: the fields
+    assert dual.alpha == 0.3 and norm and dual.pretrain_steps == 1000
+
+
+def test_missing_or_mismatched_d4rl_files_are_one_line_data_errors(tmp_path):
+    cfg = config({"data.source": "d4rl", "data.task": "hopper", "data.root": str(tmp_path)})
+    with pytest.raises(DataError, match="missing D4RL-format file.*hopper_expert-v2.hdf5.*"
+                                        "hopper_random-v2.hdf5") as info:
+        ci.check_data(cfg)
+    assert "\n" not in str(info.value)
+    for kind in ("expert", "random"):  # right keys, wrong observation size (Hopper: 11)
+        with h5py.File(tmp_path / f"hopper_{kind}-v2.hdf5", "w") as handle:
+            handle["observations"] = np.zeros((5, 7))
+            handle["actions"] = np.zeros((5, 3))
+            for key in ("rewards", "terminals", "timeouts"):
+                handle[key] = np.zeros(5)
+    with pytest.raises(DataError, match="observations x actions are 7 x 3; Hopper-v5 has 11 x 3"):
+        ci.check_data(cfg)
+
+
+def test_sac_method_trains_an_expert_and_reads_no_data(tmp_path):
+    cfg = config({"method": "sac", "data.task": "hopper", "train.steps": "60",
+                  "train.eval_every": "30", "train.eval_episodes": "1",
+                  "data.expert_dir": str(tmp_path / "experts"),
+                  "data.cache_dir": str(tmp_path / "cache")})
+    ci.check_data(cfg)
+    assert not (tmp_path / "cache").exists()
+    ctx = LocalContext(ci.STUDY.metrics)
+    ci.train_loop(cfg, ctx)
+    assert [r["train/step"] for r in ctx.reports] == [30, 60]
+    assert np.isfinite(ctx.reports[-1]["eval/score"])  # against D4RL's Hopper references
+    assert (tmp_path / "experts" / "expert.pt").is_file()
+
+
+def test_resumed_run_ends_where_an_uninterrupted_one_does(tmp_path):
+    torch.manual_seed(0)
+    full = LocalContext(ci.STUDY.metrics)
+    ci.train_loop(config(tiny(tmp_path)), full)
+    first = LocalContext(ci.STUDY.metrics)
+    ci.train_loop(config(tiny(tmp_path, **{"train.steps": "20", "train.checkpoint_every": "1"})),
+                  first)
+    resumed = LocalContext(ci.STUDY.metrics, checkpoint=first.last_checkpoint)
+    ci.train_loop(config(tiny(tmp_path)), resumed)
+    assert [r["train/step"] for r in full.reports] == [20, 40]
+    assert [r["train/step"] for r in resumed.reports] == [40]
+    assert resumed.reports[-1]["eval/return"] == full.reports[-1]["eval/return"]
+    report = full.reports[-1]
+    assert report["data/good_episodes"] == 1 and report["data/unlabeled_episodes"] == 25
+    assert report["train/w_unlabeled_expert"] > report["train/w_unlabeled_other"]
+
+
+@pytest.mark.ray
+def test_ray_data_shards_hold_the_same_transitions(ray_session, tmp_path):
+    cfg = config(tiny(tmp_path))
+    datasets = ci.ray_datasets(cfg)
+
+    class WholeDataset(LocalContext):  # one worker: its shard is the whole dataset
+        def dataset(self, name):
+            return datasets[name]
+
+    assert set(datasets) == {"good", "bad", "unlabeled", "initial"}  # what DualCOIL reads
+    shard = ci.shard_data(cfg, WholeDataset())
+    memory = ci.offline_data(cfg)
+    np.testing.assert_allclose(shard.sets["good"].initial_observations,
+                               memory.sets["good"].initial_observations, rtol=1e-6)
+    for name in ("good", "bad", "unlabeled"):
+        for field in ("observations", "actions", "next_observations", "terminals"):
+            np.testing.assert_allclose(getattr(shard.sets[name], field),
+                                       getattr(memory.sets[name], field), rtol=1e-6)
+    np.testing.assert_allclose(shard.shift, memory.shift, rtol=1e-6)
+    assert shard.reference.expert == memory.reference.expert
+
+
+@pytest.mark.ray
+def test_quick_sweep_reports_scores_curves_and_the_claim(ray_session, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text("params:\n  method: {grid: [dualcoil, bc_all, bc_good, demodice, "
+                     "safedice, dwbc]}\n  train.seed: {grid: [0, 1]}\n")
+    sets = [x for kv in tiny(tmp_path).items() for x in ("--set", "=".join(kv))]
+    assert main(["sweep", STUDY, "--profile", "quick", "--space", str(space), "--storage",
+                 str(tmp_path / "runs"), "--name", "smoke", "--cpus-per-worker", "0",
+                 "--map-tasks", "2", "--cpus-per-map-task", "0.5", *sets]) == 0
+    run = tmp_path / "runs" / "smoke"
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["counts"]["finished"] == 12
+    scores = summary["analysis"]["scores"]["random/1/3/5"]
+    assert set(scores) == set(ci.METHODS)
+    assert all(len(s["values"]) == 2 and np.isfinite(s["mean"]) for s in scores.values())
+    verdict = summary["analysis"]["claim"]["random/1/3/5"]
+    assert {"dualcoil", "bc_all", "best_baseline", "ahead_of_bc_all"} <= set(verdict)
+    assert summary["analysis"]["mixes"]["random/1/3/5"]["unlabeled_episodes"] == 25
+    report = (run / "report.md").read_text()
+    for text in ("### Normalised score", "### Data mixes", "curves.png", "scores.png",
+                 "mix random/1/3/5: DualCOIL"):
+        assert text in report
+    for figure in ("curves.png", "scores.png"):
+        assert (run / "figures" / figure).stat().st_size > 10_000
+
+
+@pytest.mark.parametrize("source", ["d4rl", "minari"])
+def test_trains_on_d4rl_files_and_minari_datasets(tmp_path, monkeypatch, source):
+    from raystudy.algorithms.imitation import (
+        read_d4rl_hdf5,
+        write_d4rl_hdf5,
+        write_minari,
+    )
+    from raystudy.algorithms.imitation.sources import generated_file
+
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "store"))
+    sets = {}
+    for kind, n in (("expert", 6), ("random", 20)):
+        path = generated_file(str(tmp_path / "gen"), "pendulum", kind, n, reference_episodes=5)
+        episodes = read_d4rl_hdf5(path)
+        if source == "d4rl":
+            sets[f"data.{kind}"] = str(write_d4rl_hdf5(tmp_path / f"{kind}.hdf5", episodes,
+                                                       next_observations=False))
+        else:
+            sets[f"data.{kind}"] = f"test/pendulum/{kind}-v0"
+            write_minari(sets[f"data.{kind}"], episodes, "Pendulum-v1")
+    cfg = config(tiny(tmp_path, **{"data.source": source, "data.reference": "-1200,-150",
+                                   "method": "dwbc", **sets}))
+    ci.check_data(cfg)
+    ctx = LocalContext(ci.STUDY.metrics)
+    ci.train_loop(cfg, ctx)
+    last = ctx.reports[-1]
+    assert last["data/ref_random"] == -1200 and np.isfinite(last["eval/score"])
+    # the old D4RL layout drops each timed-out last step: 199 transitions per episode
+    assert last["data/unlabeled_transitions"] == (25 * 199 if source == "d4rl" else 25 * 200)
+
+
+@pytest.mark.ray
+def test_two_train_workers_read_their_shards_and_average_gradients(ray_session, tmp_path):
+    overrides = tiny(tmp_path, method="bc_good")  # one dataset (+ initial states) to shard
+    sets = [x for kv in overrides.items() for x in ("--set", "=".join(kv))]
+    assert main(["run", STUDY, "--profile", "quick", "--storage", str(tmp_path / "runs"),
+                 "--name", "ddp", "--workers", "2", "--cpus-per-worker", "0.5", *sets]) == 0
+    summary = json.loads((tmp_path / "runs" / "ddp" / "summary.json").read_text())
+    assert summary["counts"]["finished"] == 1
+    (trial,) = summary["trials"]
+    assert np.isfinite(trial["metrics"]["eval/score"])
