@@ -65,6 +65,7 @@ from raystudy.algorithms.plasticity.analysis import (
 from raystudy.algorithms.plasticity.data import (
     DATASETS,
     DataFormatError,
+    DataMissingError,
     check_image_data,
     load_image_data,
 )
@@ -82,7 +83,7 @@ from raystudy.algorithms.plasticity.streams import (
     incremental_tasks,
     stream_task,
 )
-from raystudy.errors import DataError
+from raystudy.errors import DataError, MissingDataError
 from raystudy.platform.config import to_flat_dict
 from raystudy.platform.context import TrialContext
 from raystudy.platform.study import Analysis, Metric, Study, Table
@@ -320,6 +321,8 @@ def check_data(config: PlasticityConfig) -> None:
     if config.stream.kind != "rl":
         try:
             check_image_data(config.stream.dataset, config.stream.path)
+        except DataMissingError as exc:
+            raise MissingDataError(str(exc)) from None
         except DataFormatError as exc:
             raise DataError(str(exc)) from None
 

@@ -15,12 +15,13 @@ The random and expert reference returns go into the dataset's metadata
 from __future__ import annotations
 
 import os
+import shutil
 import warnings
 from collections.abc import Sequence
 
 import numpy as np
 
-from ...errors import DataError
+from ...errors import DataError, MissingDataError
 from .episodes import Episode
 from .scores import ReferenceReturns
 
@@ -38,9 +39,9 @@ def _load(dataset_id: str):
     try:
         return minari.load_dataset(dataset_id, download=False)
     except FileNotFoundError:
-        raise DataError(f"Minari dataset {dataset_id}: not in the local store {minari_store()} "
-                        "(set MINARI_DATASETS_PATH, or write it with `raystudy data "
-                        "make-offline-rl`); nothing is downloaded") from None
+        raise MissingDataError(f"Minari dataset {dataset_id}: not in the local store "
+                               f"{minari_store()} (set MINARI_DATASETS_PATH, or write it with "
+                               "`raystudy data make-offline-rl`); nothing is downloaded") from None
     except (ValueError, KeyError, OSError) as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
         raise DataError(f"Minari dataset {dataset_id}: cannot be read ({first})") from None
@@ -126,11 +127,16 @@ def write_minari(dataset_id: str, episodes: Sequence[Episode], env_id: str,
     scores = {}
     if reference is not None:
         scores = {"ref_min_score": reference.random, "ref_max_score": reference.expert}
-    with warnings.catch_warnings():  # author, e-mail, permalink: not ours to invent
-        warnings.simplefilter("ignore", UserWarning)
-        minari.create_dataset_from_buffers(
-            dataset_id, buffers, env=env_id, eval_env=env_id,
-            algorithm_name=algorithm or None, author="raystudy", author_email="n/a",
-            code_permalink="raystudy/algorithms/imitation", description=description or None,
-            **scores)
-    return os.path.join(minari_store(), dataset_id)
+    where = os.path.join(minari_store(), dataset_id)
+    try:
+        with warnings.catch_warnings():  # author, e-mail, permalink: not ours to invent
+            warnings.simplefilter("ignore", UserWarning)
+            minari.create_dataset_from_buffers(
+                dataset_id, buffers, env=env_id, eval_env=env_id,
+                algorithm_name=algorithm or None, author="raystudy", author_email="n/a",
+                code_permalink="raystudy/algorithms/imitation",
+                description=description or None, **scores)
+    except BaseException:
+        shutil.rmtree(where, ignore_errors=True)  # no half-written dataset in the store
+        raise
+    return where

@@ -38,7 +38,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...errors import DataError
+from ...errors import DataError, MissingDataError
 from .compose import MixSpec, compose
 from .d4rl import d4rl_file_reference, inspect_d4rl_hdf5, read_d4rl_hdf5, write_d4rl_hdf5
 from .episodes import FIELDS, Episode, Transitions
@@ -118,7 +118,7 @@ def check_sources(source: str, task: str, where: Mapping[str, str]) -> None:
     if source == "d4rl":
         missing = [f"{kind}: {p}" for kind, p in where.items() if not Path(p).is_file()]
         if missing:
-            raise DataError("missing D4RL-format file(s) " + "; ".join(missing) + " (copy "
+            raise MissingDataError("missing D4RL-format file(s) " + "; ".join(missing) + " (copy "
                             "D4RL's HDF5 files there under their own names, or write files "
                             "with `raystudy data make-offline-rl`)")
     for kind, place in where.items():

@@ -38,6 +38,10 @@ class DataFormatError(ValueError):
     """A dataset file that is missing, unreadable or not what the reader expects."""
 
 
+class DataMissingError(DataFormatError):
+    """The dataset's files are not there at all (they may be on another machine)."""
+
+
 def digits() -> ImageData:
     """scikit-learn's digits: 1297 training and 500 test images of 64 pixels in [0, 1]."""
     from sklearn.datasets import load_digits
@@ -82,7 +86,7 @@ def mnist_arrays(root: Path) -> list[np.ndarray]:
     """The four MNIST arrays (train images, labels, test images, labels), checked."""
     folder = _find(root, MNIST_FILES, ("MNIST/raw", "raw"))
     if folder is None:
-        raise DataFormatError(f"{root}: MNIST needs {', '.join(MNIST_FILES)} (each may end in "
+        raise DataMissingError(f"{root}: MNIST needs {', '.join(MNIST_FILES)} (each may end in "
                               ".gz) in that folder or its MNIST/raw/")
     arrays = [read_idx(folder / name) for name in MNIST_FILES]
     for images, labels, name in ((arrays[0], arrays[1], "train"), (arrays[2], arrays[3], "t10k")):
@@ -123,7 +127,7 @@ def cifar(root: Path, name: str, only_check: bool = False) -> ImageData | None:
     sub, train_files, test_files, label_key, classes = CIFAR_FILES[name]
     folder = _find(root, tuple(train_files + test_files), (sub,))
     if folder is None:
-        raise DataFormatError(f"{root}: {name} needs {sub}/ with "
+        raise DataMissingError(f"{root}: {name} needs {sub}/ with "
                               f"{', '.join(train_files + test_files)} (the python version)")
     if only_check:
         for file in (train_files[0], test_files[0]):
@@ -142,7 +146,7 @@ def _root(dataset: str, path: str) -> Path:
         raise DataFormatError(f"unknown dataset {dataset!r}; choose {', '.join(DATASETS)}")
     root = Path(path).expanduser()
     if not root.is_dir():
-        raise DataFormatError(f"stream.path={path}: no such folder (it should hold the "
+        raise DataMissingError(f"stream.path={path}: no such folder (it should hold the "
                               f"{dataset} files; see docs/plasticity.md)")
     return root
 

@@ -83,3 +83,23 @@ def test_make_offline_rl_writes_both_formats(tmp_path, monkeypatch, capsys):
                  "--policy", "expert", "--episodes", "1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--expert-dir" in err[0]
+
+
+def test_make_offline_rl_unwritable_places_are_one_line_and_leave_nothing(
+        tmp_path, monkeypatch, capsys, mount_tmpfs):
+    args = ["--env", "Pendulum-v1", "--policy", "random", "--episodes", "3",
+            "--reference-episodes", "2"]
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "store"))
+    read_only = mount_tmpfs(read_only=True)
+    assert main(["data", "make-offline-rl", str(read_only / "out"), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "output folder" in err[0] and "read-only" in err[0]
+    # A Minari store with no room: the HDF5 file already written is removed again.
+    full = mount_tmpfs(size="64k")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(full))
+    monkeypatch.setenv("RAYSTUDY_MIN_FREE_MB", "0")
+    out = tmp_path / "out"
+    assert main(["data", "make-offline-rl", str(out), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "space" in err[0], err
+    assert not list(out.glob("*")) and not list(full.rglob("*.hdf5"))
