@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -157,6 +158,11 @@ class MetricsConfig:
     """Samples of the new task's training data for the start-of-task metrics (paper: 2000)."""
     hessian_every: int = 10
     """Tasks between Hessian measurements, from task 1 (0: never)."""
+    every_steps: int = 0
+    """Also measure inside each task every K training steps (RL: environment steps), on
+    the same sample: reported with the task as within/step{s}/... (0: task starts only)."""
+    hessian_within: bool = False
+    """With every_steps: the Hessian (epsilon-rank, lambda_1) at those steps too."""
     lanczos_iterations: int = 30
     """Lanczos steps per probe (the authors: 100)."""
     probes: int = 1
@@ -250,7 +256,10 @@ AT_LEAST_ONE = ("stream.tasks", "stream.classes_per_task", "train.batch_size",
                 "intervention.redo_every", "rl.steps_per_task", "rl.ppo.num_envs",
                 "rl.ppo.num_steps", "rl.ppo.update_epochs", "rl.ppo.num_minibatches")
 NON_NEGATIVE = ("stream.examples", "metrics.hessian_every", "train.checkpoint_every",
-                "metrics.eps", "metrics.rel_eps")
+                "metrics.eps", "metrics.rel_eps", "metrics.every_steps")
+WITHIN_KEYS = ("task/loss_start", "features/erank", "features/srank", "features/dormant",
+               "features/dead", "weights/norm", "hessian/eps_rank", "hessian/lambda_1")
+"""What a within-task measurement reports (``task/loss_start`` as ``loss``)."""
 
 
 # ----------------------------------------------------------------------------- interventions
@@ -380,14 +389,34 @@ def start_of_task_metrics(config: PlasticityConfig, model: torch.nn.Module, loss
     """Loss, features and weights on the new task's sample; the Hessian every K tasks
     (from the first) and at the last task."""
     m = config.metrics
+    hessian = bool(m.hessian_every) and (task % m.hessian_every == 0 or last)
+    return measure(config, model, loss_fn, inputs, targets, task, hessian)
+
+
+def within_task_metrics(config: PlasticityConfig, model: torch.nn.Module, loss_fn, inputs,
+                        targets, task: int, step: int) -> dict[str, float]:
+    """``metrics.every_steps``: the headline metrics at ``step`` of a task, keyed
+    ``within/step{step}/...`` so that they travel in the task's report."""
+    with torch.enable_grad():
+        out = measure(config, model, loss_fn, inputs, targets, task,
+                      config.metrics.hessian_within, salt=step)
+    prefix = f"within/step{step}/"
+    return {prefix + ("loss" if key == "task/loss_start" else key): out[key]
+            for key in WITHIN_KEYS if key in out} | {"metrics/seconds": out["metrics/seconds"]}
+
+
+def measure(config: PlasticityConfig, model: torch.nn.Module, loss_fn, inputs, targets,
+            task: int, hessian: bool, salt: int = 0) -> dict[str, float]:
+    m = config.metrics
     started = time.perf_counter()
     with torch.no_grad():
         output, features = model.forward_features(inputs)
         loss = float(loss_fn(output, targets))
     out = {"task/loss_start": loss,
            **feature_metrics(features, m.dormant_tau), "weights/norm": weight_norm(model)}
-    if m.hessian_every and (task % m.hessian_every == 0 or last):
-        generator = torch.Generator().manual_seed(derive_seed(config.train.seed, task, 20))
+    if hessian:
+        keys = (config.train.seed, task, 20, salt) if salt else (config.train.seed, task, 20)
+        generator = torch.Generator().manual_seed(derive_seed(*keys))
         out.update(hessian_metrics(model, loss_fn, inputs, targets, m.lanczos_iterations,
                                    m.probes, m.sigma2, m.top_k, m.eps, m.rel_eps,
                                    generator=generator))
@@ -411,13 +440,15 @@ def num_tasks(config: PlasticityConfig, data: ImageData | None) -> int:
 
 
 def train_task(config: PlasticityConfig, model, optimizer, intervention: Intervention,
-               task: Task) -> float:
-    """``train.steps_per_task`` minibatch steps (reshuffled epochs); returns the last loss."""
+               task: Task, probe: Callable[[int], None] | None = None) -> float:
+    """``train.steps_per_task`` minibatch steps (reshuffled epochs); returns the last loss.
+    ``probe(step)`` runs after every ``metrics.every_steps`` steps but the last."""
+    every = config.metrics.every_steps
     n = len(task.x_train)
     batch = min(config.train.batch_size, n)
     generator = torch.Generator().manual_seed(derive_seed(config.train.seed, task.index, 21))
     order, position, loss = torch.randperm(n, generator=generator), 0, torch.tensor(math.nan)
-    for _ in range(config.train.steps_per_task):
+    for step in range(1, config.train.steps_per_task + 1):
         if position + batch > n:
             order, position = torch.randperm(n, generator=generator), 0
         rows = order[position:position + batch].to(task.x_train.device)
@@ -429,6 +460,9 @@ def train_task(config: PlasticityConfig, model, optimizer, intervention: Interve
         (loss + intervention.penalty(model, features)).backward()
         optimizer.step()
         intervention.after_step(model, optimizer, x)
+        if probe is not None and every and step % every == 0 \
+                and step < config.train.steps_per_task:
+            probe(step)
     return float(loss.detach())
 
 
@@ -463,10 +497,20 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
         loss_fn = functools.partial(masked_cross_entropy, active=task.active)
         start = start_of_task_metrics(config, model, loss_fn, task.x_train[sample],
                                       task.y_train[sample], t, last=t + 1 == tasks)
+        within: dict[str, float] = {}
+        spent = [0.0]  # seconds of within-task measurements: not training time
+
+        def probe(step: int, t=t, task=task, loss_fn=loss_fn, sample=sample, within=within,
+                  spent=spent) -> None:
+            found = within_task_metrics(config, model, loss_fn, task.x_train[sample],
+                                        task.y_train[sample], t, step)
+            spent[0] += found.pop("metrics/seconds")
+            within.update(found)
+
         started = time.perf_counter()
-        loss_end = train_task(config, model, optimizer, intervention, task)
-        totals["train"] += time.perf_counter() - started
-        totals["metrics"] += start["metrics/seconds"]
+        loss_end = train_task(config, model, optimizer, intervention, task, probe)
+        totals["train"] += time.perf_counter() - started - spent[0]
+        totals["metrics"] += start["metrics/seconds"] + spent[0]
         totals["steps"] += config.train.steps_per_task
         score = accuracy(model, task.x_eval, task.y_eval, task.active)
         history.append(score)
@@ -483,7 +527,7 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "eval/late_score": late_mean(history, m.late_fraction),
             "task/index": t + 1, "task/accuracy": score, "task/score": score,
             "task/train_accuracy": train_score, "task/loss_end": loss_end,
-            "eval/mean_score": float(np.mean(history)), **start,
+            "eval/mean_score": float(np.mean(history)), **start, **within,
             "train/steps": totals["steps"], "train/seconds": totals["train"],
             "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
         }, checkpoint=checkpoint)
@@ -530,13 +574,20 @@ def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
         start = start_of_task_metrics(config, agent, loss_fn, sample.obs, sample, t,
                                       last=t + 1 == config.stream.tasks)
         ppo.episode_returns = []
+        within, spent = {}, 0.0
         started, late_from, loss = time.perf_counter(), 0, math.nan
         for i in range(iterations):
             if i == iterations - max(1, math.ceil(m.late_fraction * iterations)):
                 late_from = len(ppo.episode_returns)
             loss = ppo.iterate()
-        totals["train"] += time.perf_counter() - started
-        totals["metrics"] += start["metrics/seconds"]
+            steps = (i + 1) * ppo_config.batch_size  # environment steps into the task
+            if m.every_steps and i + 1 < iterations and \
+                    steps // m.every_steps > i * ppo_config.batch_size // m.every_steps:
+                found = within_task_metrics(config, agent, loss_fn, sample.obs, sample, t, steps)
+                spent += found.pop("metrics/seconds")
+                within.update(found)
+        totals["train"] += time.perf_counter() - started - spent
+        totals["metrics"] += start["metrics/seconds"] + spent
         totals["steps"] += iterations * ppo_config.batch_size
         returns = ppo.episode_returns
         # no episode ended in the late part: the last one, else the unfinished ones so far
@@ -555,7 +606,7 @@ def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "task/index": t + 1, "task/return": score, "task/score": score,
             "task/mean_return": float(np.mean(returns)) if returns else math.nan,
             "task/episodes": len(returns), "task/loss_end": loss,
-            "eval/mean_score": float(np.mean(history)), **start,
+            "eval/mean_score": float(np.mean(history)), **start, **within,
             "train/steps": totals["steps"], "train/seconds": totals["train"],
             "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
             **{f"env/{k}": v for k, v in env_task_info(envs.envs[0]).items()},

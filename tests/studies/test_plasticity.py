@@ -180,3 +180,22 @@ def test_rl_space_runs_through_the_cli(ray_session, tmp_path):
     stream = summary["analysis"]["streams"]["rl CartPole-v1"]
     assert set(stream["interventions"]) == {"none", "reset"}
     assert all(v["tasks"] == 2 for v in stream["interventions"].values())
+
+
+@pytest.mark.parametrize("base, every, steps", [(TINY, 5, [5, 10]), (TINY_RL, 100, [128])])
+def test_within_task_metrics_travel_with_the_task_and_leave_training_alone(base, every, steps):
+    """metrics.every_steps measures inside each task (supervised: steps 5 and 10 of 15;
+    RL: every 100 env steps = after the first of two 128-step PPO iterations) without
+    changing what is trained."""
+    plain = run(validate(apply_overrides(PlasticityConfig(), base)))
+    probed = run(validate(apply_overrides(PlasticityConfig(), {
+        **base, "metrics.every_steps": every, "metrics.hessian_within": True})))
+    for a, b in zip(plain.reports, probed.reports, strict=True):
+        assert a["task/score"] == b["task/score"] and a["task/loss_end"] == b["task/loss_end"]
+        within = sorted({k.split("/")[1] for k in b if k.startswith("within/")})
+        assert within == sorted(f"step{s}" for s in steps)
+        for s in steps:
+            for key in ("loss", "features/erank", "features/dead", "hessian/eps_rank",
+                        "hessian/lambda_1"):
+                assert isinstance(b[f"within/step{s}/{key}"], float)
+        assert not any(k.startswith("within/") for k in a)
