@@ -247,7 +247,8 @@ def load_offline_data(folder: Path, rows: Callable[[str], np.ndarray],
     for t in sets.values():
         t.initial_observations = initial
     ref = meta["record"]["reference"]
-    return OfflineData(sets, np.zeros(len(sets["unlabeled"]), bool),
+    unlabeled = len(sets["unlabeled"]) if "unlabeled" in sets else 0  # BC-good reads none
+    return OfflineData(sets, np.zeros(unlabeled, bool),
                        ReferenceReturns(ref["random"], ref["expert"], ref["source"]),
                        meta["env_id"],
                        *(np.asarray(meta[k], np.float32) for k in ("shift", "scale", "low",

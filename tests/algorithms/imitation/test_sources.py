@@ -47,3 +47,8 @@ def test_generated_files_are_written_once_and_assembled_normalised(tmp_path):
     np.testing.assert_array_equal(back.sets["bad"].actions, data.sets["bad"].actions)
     np.testing.assert_array_equal(back.scale, data.scale)
     assert back.reference == data.reference and back.env_id == "Pendulum-v1"
+    good_only = sources.load_offline_data(tmp_path / "mix",  # BC on good data's sets
+                                          lambda name: np.load(tmp_path / "mix" / f"{name}.npy"),
+                                          ("good",))
+    assert set(good_only.sets) == {"good"} and len(good_only.hidden_expert) == 0
+    np.testing.assert_array_equal(good_only.sets["good"].actions, data.sets["good"].actions)
