@@ -241,7 +241,10 @@ class PlasticityConfig:
         try:
             build_intervention(self)  # each piece checks its own numbers
         except ValueError as exc:
-            raise ValueError(f"intervention.spec={self.intervention.spec!r}: {exc}") from None
+            prefix = f"intervention.spec={self.intervention.spec!r}"
+            message = str(exc)
+            raise ValueError(message if message.startswith(prefix)
+                             else f"{prefix}: {message}") from None
 
 
 RL_ENVS = ("CartPole-v1", "Acrobot-v1", "Ant-v5")

@@ -74,8 +74,9 @@ def test_intervention_specs_parse_and_build_their_pieces():
     ({"train.steps_per_task": 0}, "train.steps_per_task=0 must be >= 1"),
 ])
 def test_config_errors_name_the_key(overrides, message):
-    with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+    with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as raised:
         validate(apply_overrides(PlasticityConfig(), overrides))
+    assert str(raised.value).count("intervention.spec=") <= 1  # named once, not twice
 
 
 def test_supervised_loop_reports_namespaced_metrics_per_task():
