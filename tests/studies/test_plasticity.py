@@ -200,3 +200,20 @@ def test_within_task_metrics_travel_with_the_task_and_leave_training_alone(base,
                         "hessian/lambda_1"):
                 assert isinstance(b[f"within/step{s}/{key}"], float)
         assert not any(k.startswith("within/") for k in a)
+
+
+def test_slippery_ant_profile_runs_two_friction_tasks():
+    """The paper's RL stream, shrunk: Ant-v5 under the slippery_ant profile, two tasks of
+    one 256-step rollout each; the friction changes at the boundary and is reported."""
+    from raystudy.platform.config import load_config
+
+    config = load_config(PlasticityConfig, "plasticity", "slippery_ant")
+    config = validate(apply_overrides(config, {
+        "stream.tasks": 2, "rl.steps_per_task": 256, "rl.ppo.num_steps": 256,
+        "rl.ppo.update_epochs": 1, "rl.ppo.num_minibatches": 2, "model.hidden": "16,16",
+        "metrics.samples": 64, "metrics.lanczos_iterations": 6, "train.threads": 1}))
+    reports = run(config).reports
+    assert [r["task/index"] for r in reports] == [1, 2]
+    frictions = [r["env/friction"] for r in reports]
+    assert frictions[0] != frictions[1] and all(0.02 <= f <= 2.0 for f in frictions)
+    assert all(isinstance(r["hessian/eps_rank"], float) for r in reports)
