@@ -34,8 +34,7 @@ from pathlib import Path
 
 from torch_geometric.data import Data
 
-from raystudy.errors import DataError, MissingDataError
-
+from ...errors import DataError, MissingDataError
 from .synthetic import CSBM, contextual_sbm, is_synthetic, parse_csbm
 
 _PLANETOID = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
