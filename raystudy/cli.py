@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         if not is_user_os_error(exc):
             raise
-        print(f"raystudy: error: {describe_os_error(exc)}", file=sys.stderr)
+        print(f"raystudy: error: {describe_os_error(exc, 'access')}", file=sys.stderr)
         return 2
     except (KeyboardInterrupt, Interrupted) as exc:
         print(f"raystudy: {_interrupt_line(exc)}", file=sys.stderr)

@@ -32,7 +32,7 @@ def run_storage_url(run_dir: Path) -> str:
     url = storage_url(setting, run_dir, local=True)
     if url is None:
         raise UserError(f"{run_dir} was run with --optuna-storage off: it has no database")
-    if url.startswith("sqlite") and not (run_dir / DEFAULT_DB).is_file():
+    if not setting and not (run_dir / DEFAULT_DB).is_file():  # the run folder's own
         raise UserError(f"{run_dir} has no {DEFAULT_DB} (made before the dashboard mirror, "
                         "or no trial has started yet)")
     return url

@@ -51,11 +51,11 @@ def is_user_os_error(exc: BaseException) -> bool:
     return isinstance(exc, OSError) and exc.errno in USER_ERRNOS
 
 
-def describe_os_error(exc: OSError, path: str | os.PathLike | None = None) -> str:
-    """``cannot write PATH: read-only file system`` from an OSError."""
-    where = path or exc.filename or "?"
+def describe_os_error(exc: OSError, action: str = "write") -> str:
+    """``cannot write PATH: read-only file system`` from an OSError (``action``: what
+    failed, when it is known; ``access`` when it may have been a read)."""
     reason = USER_ERRNOS.get(exc.errno, exc.strerror or type(exc).__name__)
-    return f"cannot write {where}: {reason}"
+    return f"cannot {action} {exc.filename or '?'}: {reason}"
 
 
 def check_run_name(name: str) -> None:

@@ -128,3 +128,18 @@ def test_sweep_states_values_and_dashboard(ray_session, fault_study, tmp_path):
         out, err = server.communicate(timeout=30)
     assert server.returncode == 0, err
     assert f"at http://127.0.0.1:{port}/dashboard/" in out and "dashboard stopped" in out
+
+
+def test_dashboard_finds_a_database_named_with_optuna_storage(tmp_path):
+    """A run made with --optuna-storage sqlite:///elsewhere has no optuna.db of its own:
+    the dashboard opens the named database instead of refusing the run."""
+    from raystudy.platform.dashboard import run_storage_url
+
+    elsewhere = f"sqlite:///{tmp_path / 'shared.db'}"
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "raystudy.json").write_text(json.dumps({"optuna_storage": elsewhere}))
+    assert run_storage_url(run) == elsewhere
+    (run / "raystudy.json").write_text(json.dumps({"optuna_storage": None}))
+    with pytest.raises(UserError, match="has no optuna.db"):
+        run_storage_url(run)
