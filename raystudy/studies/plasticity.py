@@ -21,8 +21,8 @@ task's data before training on it, the loss, each hidden layer's feature effecti
 srank, dormant and dead units, the weight norm and (every ``metrics.hessian_every`` tasks)
 the Hessian's top eigenvalues, spectral density and epsilon-ranks; after training the
 task it measures accuracy (or return) and reports all of it with ``ctx.report``, with a
-checkpoint every ``train.checkpoint_every`` tasks (a resumed trial continues at the next
-task). ``analyze`` draws per-task curves with seed bands, late-task performance relative
+checkpoint every ``train.checkpoint_every`` tasks (a resumed trial continues after its
+last checkpoint). ``analyze`` draws per-task curves with seed bands, late-task performance relative
 to reset, and the claim test (R^2 of epsilon-rank vs accuracy at a fixed eps chosen in
 advance and at the post-hoc best eps, which falls first, L2-ER vs reset).
 """
@@ -630,8 +630,9 @@ def stream_label(flat: dict[str, Any]) -> str:
 def collect_runs(results) -> list[Run]:
     runs = []
     for trial in results.trials:
-        rows = sorted((r for r in trial.history if "task/index" in r),
-                      key=lambda r: r["task/index"])
+        # one row per task: a resumed trial re-reports the tasks after its last checkpoint
+        last = {r["task/index"]: r for r in trial.history if "task/index" in r}
+        rows = [last[t] for t in sorted(last)]
         if rows and trial.config:
             spec = str(trial.config["intervention.spec"])
             runs.append(Run(trial.trial_id, trial.status, stream_label(trial.config), spec,
@@ -696,7 +697,7 @@ def analyze(results, figures_dir: Path) -> Analysis:
                          entry["eps_rank_end"], entry["dead_end"], entry["tasks"],
                          entry["seeds"], entry["not_finished"]])
         if any(len(r.series("hessian/eps_rank")[0]) for rs in groups.values() for r in rs):
-            claim = claim_test(groups, runs[0].eps)
+            claim = claim_test(groups, next(iter(groups.values()))[0].eps)  # this stream's eps
             summary["streams"][stream]["claim"] = claim
             notes += _verdict(stream, claim)
             o, v = claim["onsets"], claim["l2er_vs_reset"].get("l2_er", {})

@@ -217,3 +217,20 @@ def test_slippery_ant_profile_runs_two_friction_tasks():
     frictions = [r["env/friction"] for r in reports]
     assert frictions[0] != frictions[1] and all(0.02 <= f <= 2.0 for f in frictions)
     assert all(isinstance(r["hessian/eps_rank"], float) for r in reports)
+
+
+def test_tasks_re_reported_after_a_resume_count_once():
+    """Tune appends a restored trial's reports to its history: the tasks redone after the
+    last checkpoint appear twice there and must appear once in the analysis, last wins."""
+    from types import SimpleNamespace
+
+    from raystudy.studies.plasticity import collect_runs
+
+    reports = run(tiny()).reports
+    history = reports[:3] + [dict(r, **{"task/score": -1.0}) for r in reports[1:3]] + reports[1:]
+    config = {"intervention.spec": "none", "train.seed": 0, "metrics.eps": 0.02,
+              "stream.kind": "random_labels", "stream.dataset": "digits", "rl.env": ""}
+    trial = SimpleNamespace(trial_id="t0", status="finished", config=config, history=history)
+    (found,) = collect_runs(SimpleNamespace(trials=[trial]))
+    assert [r["task/index"] for r in found.rows] == [1, 2, 3, 4]
+    assert [r["task/score"] for r in found.rows] == [r["task/score"] for r in reports]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import gzip
 import math
 import pickle
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -69,7 +70,7 @@ def read_idx(path: Path) -> np.ndarray:
     try:
         with opener(path, "rb") as handle:
             raw = handle.read()
-    except (OSError, EOFError) as exc:
+    except (OSError, EOFError, zlib.error) as exc:
         raise DataFormatError(f"{path}: unreadable ({exc})") from None
     magic, dims = int.from_bytes(raw[:4], "big"), raw[3] if len(raw) > 3 else 0
     if len(raw) < 8 or magic >> 8 != 0x08 or dims not in (1, 3):

@@ -74,6 +74,10 @@ def test_mnist_errors_name_the_files(tmp_path):
         path = tmp_path / "short"
         path.write_bytes(bytes([0, 0, 8, 3]) + (4).to_bytes(4, "big") * 3 + bytes(10))
         read_idx(path)
+    broken = tmp_path / "broken.gz"  # a gzip header, then an invalid deflate block (zlib.error)
+    broken.write_bytes(gzip.compress(bytes(2000))[:10] + b"\x07" + bytes(40))
+    with pytest.raises(DataFormatError, match="broken.gz: unreadable"):
+        read_idx(broken)
 
 
 def write_cifar(path, n, classes, label_key=b"labels", dtype=np.uint8, width=3072):
