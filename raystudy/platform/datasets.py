@@ -78,6 +78,9 @@ def make_offline_rl(out_dir: str, env_id: str, policy: str, episodes: int, seed:
 
     file_name, minari_id = dataset_names(env_id, policy)
     check_new_minari_id(minari_id)
+    if (Path(out_dir) / file_name).exists():
+        raise DataError(f"{Path(out_dir) / file_name} already exists; remove it first or pick "
+                        "another folder")
     check_writable(out_dir, "make-offline-rl output folder")
     check_writable(minari_store(), "Minari store (MINARI_DATASETS_PATH)")
     try:
@@ -91,8 +94,10 @@ def make_offline_rl(out_dir: str, env_id: str, policy: str, episodes: int, seed:
         store = write_minari(minari_id, data, env_id, reference,
                              algorithm=f"raystudy {policy}",
                              description=f"{episodes} {policy} episodes of {env_id}")
-    except (OSError, RuntimeError) as exc:
+    except BaseException as exc:
         path.unlink(missing_ok=True)  # never half a result: both formats or neither
+        if not isinstance(exc, OSError | RuntimeError):
+            raise
         if isinstance(exc, OSError):
             raise UserError(f"make-offline-rl: {describe_os_error(exc)}") from None
         if not _disk_full(exc):

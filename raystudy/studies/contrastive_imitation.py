@@ -51,6 +51,7 @@ from raystudy.algorithms.imitation.dwbc import DWBC, DWBCConfig
 from raystudy.algorithms.imitation.nets import EnvPolicy, Learner, average_gradients
 from raystudy.algorithms.imitation.rollouts import EvalItem, evaluate_episodes, split_seeds
 from raystudy.algorithms.imitation.safedice import SafeDICE, SafeDICEConfig
+from raystudy.errors import DataError
 from raystudy.platform.config import apply_overrides, flatten_mapping
 from raystudy.platform.context import TrainContext, TrialContext
 from raystudy.platform.results import RunResults
@@ -273,7 +274,10 @@ def check_data(config: ContrastiveImitationConfig) -> None:
     """On the driver: every file exists and fits the task's env; generate missing data."""
     if config.method == SAC:
         return  # trains an expert: reads no data
-    where = source_locations(config.data)  # generates (once) what a generate source lacks
+    try:
+        where = source_locations(config.data)  # generates (once) what a generate source lacks
+    except (ValueError, FileNotFoundError) as exc:
+        raise DataError(f"data.source={config.data.source}: {exc}") from None
     if config.data.source != "generate":
         sources.check_sources(config.data.source, config.data.task, where)
 

@@ -78,6 +78,19 @@ def test_missing_or_mismatched_d4rl_files_are_one_line_data_errors(tmp_path):
         ci.check_data(cfg)
 
 
+def test_generating_a_mujoco_task_without_usable_experts_is_one_line(tmp_path):
+    """No analytic expert for Hopper: generation needs the SAC checkpoints, and a file
+    that is not one is named (both before Ray starts)."""
+    cfg = config({"data.task": "hopper", "data.cache_dir": str(tmp_path / "cache")})
+    with pytest.raises(DataError, match="Hopper-v5 has no analytic expert"):
+        ci.check_data(cfg)
+    (tmp_path / "expert.pt").write_bytes(b"not a checkpoint")
+    cfg = config({"data.task": "hopper", "data.cache_dir": str(tmp_path / "cache"),
+                  "data.expert_dir": str(tmp_path)})
+    with pytest.raises(DataError, match="expert.pt: not a SAC checkpoint"):
+        ci.check_data(cfg)
+
+
 def test_sac_method_trains_an_expert_and_reads_no_data(tmp_path):
     cfg = config({"method": "sac", "data.task": "hopper", "train.steps": "60",
                   "train.eval_every": "30", "train.eval_episodes": "1",

@@ -130,6 +130,9 @@ def make_policy(env_id: str, kind: str, seed: int = 0,
     if kind not in POLICIES:
         raise ValueError(f"policy {kind!r} is not one of {', '.join(POLICIES)}")
     space = make_env(env_id).action_space
+    if getattr(space, "low", None) is None:
+        raise ValueError(f"{env_id} has {space} actions; offline imitation here needs a "
+                         "continuous (Box) action space")
     if kind == "random":
         return RandomPolicy(space.low, space.high, seed)
     if env_id in ANALYTIC_ENVS:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import pickle
 import random
 import time
 from collections.abc import Callable
@@ -142,10 +143,14 @@ def load_actor_policy(path: str | Path) -> ActorPolicy:
     if not path.is_file():
         raise ValueError(f"{path}: no such SAC checkpoint (train one with "
                          "`python -m raystudy.algorithms.imitation.sac --out-dir ...`)")
-    state = torch.load(path, map_location="cpu", weights_only=False)
-    actor = Actor(state["obs_dim"], state["act_dim"], np.asarray(state["low"]),
-                  np.asarray(state["high"]))
-    actor.load_state_dict(state["actor"])
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+        actor = Actor(state["obs_dim"], state["act_dim"], np.asarray(state["low"]),
+                      np.asarray(state["high"]))
+        actor.load_state_dict(state["actor"])
+    except (OSError, EOFError, RuntimeError, KeyError, TypeError, ValueError,
+            pickle.UnpicklingError) as exc:
+        raise ValueError(f"{path}: not a SAC checkpoint of this trainer ({exc})") from None
     return ActorPolicy(actor)
 
 

@@ -103,3 +103,18 @@ def test_make_offline_rl_unwritable_places_are_one_line_and_leave_nothing(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "space" in err[0], err
     assert not list(out.glob("*")) and not list(full.rglob("*.hdf5"))
+
+
+def test_make_offline_rl_refuses_discrete_actions_and_an_existing_file(tmp_path, monkeypatch,
+                                                                       capsys):
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "store"))
+    assert main(["data", "make-offline-rl", str(tmp_path / "out"), "--env", "CartPole-v1",
+                 "--policy", "random", "--episodes", "1"]) == 2
+    assert "continuous (Box) action space" in capsys.readouterr().err
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "pendulum-v1-random.hdf5").write_bytes(b"someone's file")
+    assert main(["data", "make-offline-rl", str(tmp_path / "out"), "--env", "Pendulum-v1",
+                 "--policy", "random", "--episodes", "1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "already exists" in err[0]
+    assert (tmp_path / "out" / "pendulum-v1-random.hdf5").read_bytes() == b"someone's file"
