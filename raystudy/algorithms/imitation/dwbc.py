@@ -12,8 +12,11 @@ and the policy with the discriminator's weights (no gradient through ``d``)::
 
     L_pi = alpha E_E[-log pi] - E_E[-log pi * eta / (d (1 - d))] + E_O[-log pi / (1 - d)]
 
-``alpha = 10`` and ``eta = 0.5`` are the defaults of the authors' ``main.py``
-(ryanxhr/DWBC). The extra input is ``clip(log pi, -20, 20) / 20`` (summed over action
+These are the paper's equations, with ``alpha = 10`` and ``eta = 0.5`` from the authors'
+``main.py`` (ryanxhr/DWBC). The authors' learner differs from them: by default it trains the
+discriminator with plain cross-entropy (``pu_learning=False``), and its policy loss weighs
+expert samples by ``eta / (d (1 - d)) + 1`` and unlabeled ones by ``1 / (1 - d) - 1``, zero
+where ``d < 0.5``; here every unlabeled sample keeps a weight ``1 / (1 - d) >= 1.11``. The extra input is ``clip(log pi, -20, 20) / 20`` (summed over action
 dimensions), so it stays in [-1, 1] however peaked the policy gets.
 """
 
