@@ -16,8 +16,9 @@ These are the paper's equations, with ``alpha = 10`` and ``eta = 0.5`` from the 
 ``main.py`` (ryanxhr/DWBC). The authors' learner differs from them: by default it trains the
 discriminator with plain cross-entropy (``pu_learning=False``), and its policy loss weighs
 expert samples by ``eta / (d (1 - d)) + 1`` and unlabeled ones by ``1 / (1 - d) - 1``, zero
-where ``d < 0.5``; here every unlabeled sample keeps a weight ``1 / (1 - d) >= 1.11``. The extra input is ``clip(log pi, -20, 20) / 20`` (summed over action
-dimensions), so it stays in [-1, 1] however peaked the policy gets.
+where ``d < 0.5``; here every unlabeled sample keeps a weight ``1 / (1 - d) >= 1.11``.
+The extra input is ``clip(log pi, -20, 20) / 20`` (summed over action dimensions), so it
+stays in [-1, 1] however peaked the policy gets.
 """
 
 from __future__ import annotations
