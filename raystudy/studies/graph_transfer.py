@@ -33,7 +33,11 @@ from typing import Any
 import torch
 
 from raystudy.algorithms.graph_transfer import gains, summary
-from raystudy.algorithms.graph_transfer.datasets import check_raw_files, load_graph
+from raystudy.algorithms.graph_transfer.datasets import (
+    REAL_DATASETS,
+    check_raw_files,
+    load_graph,
+)
 from raystudy.algorithms.graph_transfer.mechanisms import MECHANISMS, RunSpec, run_mechanism
 from raystudy.algorithms.graph_transfer.models import BACKBONES, EncoderConfig
 from raystudy.algorithms.graph_transfer.protocol import PROTOCOLS, prepare
@@ -166,6 +170,9 @@ class GraphTransferConfig:
             raise ValueError("transfer.lambdas must be numbers in [0, 1], comma-separated")
         if is_synthetic(self.data.dataset):
             parse_csbm(self.data.dataset, csbm_defaults(self))
+        elif self.data.dataset.lower() not in REAL_DATASETS:  # a space's typo: every trial
+            raise ValueError(f"data.dataset={self.data.dataset!r} is neither a real dataset "
+                             f"({', '.join(REAL_DATASETS)}) nor csbm-h<homophily>")
 
 
 def contrast_set(config: GraphTransferConfig) -> list[str]:

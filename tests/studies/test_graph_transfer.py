@@ -28,6 +28,7 @@ def config(**overrides) -> GraphTransferConfig:
     ("protocol.hard_negatives", "5", "even number"),
     ("transfer.lambdas", "0.5,2", "transfer.lambdas must be numbers in \\[0, 1\\]"),
     ("data.dataset", "csbm-h2", "homophily must be in"),
+    ("data.dataset", "Coraa", "'Coraa' is neither a real dataset"),
     ("protocol.contrast", "nc,bogus", "'bogus' is not one of"),
 ])
 def test_invalid_values_name_the_key(key, value, message):

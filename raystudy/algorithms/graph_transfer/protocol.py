@@ -64,13 +64,19 @@ class TaskData:
         return self.x.size(0)
 
     def to(self, device: torch.device | str) -> TaskData:
-        def move(d):
-            return {k: v.to(device) for k, v in d.items()}
+        """A copy on ``device``; a tensor shared between fields (the one message graph of
+        the leakage-free protocol) stays one tensor there, as the training loops assume."""
+        moved: dict[int, Tensor] = {}
 
-        return TaskData(self.x.to(device), self.y.to(device), self.num_classes,
+        def one(t: Tensor | None) -> Tensor | None:
+            return None if t is None else moved.setdefault(id(t), t.to(device))
+
+        def move(d):
+            return {k: one(v) for k, v in d.items()}
+
+        return TaskData(one(self.x), one(self.y), self.num_classes,
                         move(self.nodes), move(self.pos), move(self.neg), move(self.nc_graph),
-                        move(self.lp_graph), None if self.pe is None else self.pe.to(device),
-                        None if self.hard_neg is None else self.hard_neg.to(device),
+                        move(self.lp_graph), one(self.pe), one(self.hard_neg),
                         self.protocol, self.split)
 
 
@@ -101,7 +107,11 @@ def prepare(data, protocol: str, seed: int, pe_steps: int = 0, hard_negatives: i
         raise ValueError(f"unknown protocol {protocol!r}; use one of {', '.join(PROTOCOLS)}")
     if hard_negatives:
         every = undirected_edges(data.edge_index, n)        # masked in both directions
+        # a small graph (WebKB's 183 nodes) cannot give every positive K candidates: take
+        # the largest even K every endpoint allows (the shape of hard_neg says which)
+        degree = torch.bincount(every.flatten(), minlength=n)
+        k = min(hard_negatives, 2 * max(0, n - 1 - int(degree.max())))
         generator = torch.Generator().manual_seed(int(seed) + 7919)
         task.hard_neg = draw_hard_negatives(task.pos["test"], task.lp_graph["test"], n,
-                                            hard_negatives, every, generator)
+                                            k, every, generator)
     return task

@@ -128,3 +128,26 @@ def test_prepare_audits_before_anything_trains(monkeypatch):
     monkeypatch.setattr(protocol_module, "leakage_free_split", leaky_split)
     with pytest.raises(LeakageError, match="a validation edge"):
         task()
+
+
+def test_moving_a_task_keeps_the_one_message_graph_one_tensor():
+    """On a device where .to() copies (meta here, CUDA in practice) the leakage-free
+    protocol's shared message graph stays one tensor, so joint training embeds once."""
+    split = task()
+    assert split.nc_graph["train"] is split.lp_graph["train"]
+    moved = split.to("meta")
+    assert moved.x.device.type == "meta"
+    graphs = [*moved.nc_graph.values(), *moved.lp_graph.values()]
+    assert all(g is graphs[0] for g in graphs)
+
+
+def test_more_hard_negatives_than_a_small_graph_allows_are_capped():
+    """The paper profile's 500 per positive on a 200-node graph (WebKB has 183): the
+    largest even count every endpoint allows, not a failed trial."""
+    from raystudy.algorithms.graph_transfer.split import undirected_edges
+
+    degree = torch.bincount(undirected_edges(GRAPH.edge_index, 200).flatten(), minlength=200)
+    allowed = 2 * (200 - 1 - int(degree.max()))
+    assert allowed < 500
+    assert task(hard_negatives=500).hard_neg.shape[1] == allowed
+    assert task(hard_negatives=20).hard_neg.shape[1] == 20
