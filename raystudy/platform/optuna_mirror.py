@@ -31,6 +31,7 @@ from ray.tune.schedulers import ASHAScheduler
 from ray.tune.search.optuna import OptunaSearch
 
 from raystudy.errors import UserError
+from raystudy.platform.results import read_error
 
 DEFAULT_DB = "optuna.db"
 TUNE_ID = "tune_trial_id"
@@ -280,8 +281,4 @@ class OptunaMirror(Callback):
 
 def _last_line(trial: Any) -> str:
     path = getattr(trial, "error_file", None)
-    try:
-        lines = [ln for ln in Path(path).read_text().splitlines() if ln.strip()] if path else []
-    except OSError:
-        lines = []
-    return (lines[-1] if lines else "error")[:300]
+    return read_error(Path(path).parent, path) if path else "error"

@@ -77,7 +77,8 @@ def _read_history(logdir: Path) -> list[dict[str, Any]]:
     return rows
 
 
-def _read_error(logdir: Path, filename: str | None) -> str:
+def read_error(logdir: Path, filename: str | None) -> str:
+    """The last line of a trial's error file (``filename`` or ``logdir/error.txt``)."""
     for candidate in ([filename] if filename else []) + ["error.txt"]:
         path = Path(candidate) if Path(candidate).is_absolute() else logdir / candidate
         if path.exists():
@@ -86,8 +87,12 @@ def _read_error(logdir: Path, filename: str | None) -> str:
     return "error"
 
 
-def _trial_states(run_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    states = sorted(run_dir.glob("experiment_state-*.json"))
+STATE_GLOB = "experiment_state-*.json"
+
+
+def trial_states(run_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every trial's ``(trial, runtime)`` record in Tune's newest experiment state."""
+    states = sorted(run_dir.glob(STATE_GLOB))
     if not states:
         return []
     try:
@@ -126,7 +131,7 @@ def load_results(run_dir: Path | str) -> RunResults:
     if not isinstance(request, dict) or "study" not in request:
         raise DataError(f"{request_path} is corrupt (no study named)")
     trials = []
-    for trial, runtime in _trial_states(run_dir):
+    for trial, runtime in trial_states(run_dir):
         logdir = run_dir / trial.get("relative_logdir", "")
         history = _read_history(logdir)
         error_file = runtime.get("error_filename")
@@ -139,7 +144,7 @@ def load_results(run_dir: Path | str) -> RunResults:
                 params=dict(trial.get("config") or {}),
                 status=_status(trial.get("status", ""), history, has_error),
                 history=history,
-                error=_read_error(logdir, error_file) if has_error else None,
+                error=read_error(logdir, error_file) if has_error else None,
                 logdir=logdir,
             )
         )

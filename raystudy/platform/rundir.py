@@ -15,10 +15,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from raystudy.errors import UserError
-from raystudy.platform.results import REQUEST_FILE
-
-STATE_GLOB = "experiment_state-*.json"
+from raystudy.errors import DataError, UserError
+from raystudy.platform.results import REQUEST_FILE, STATE_GLOB, trial_states
 
 
 def storage_root(storage: str) -> str:
@@ -36,13 +34,13 @@ def has_tune_state(run_dir: Path) -> bool:
 
 def trial_counts(run_dir: Path) -> tuple[int, int] | None:
     """``(finished, total)`` trials from Tune's newest experiment state; None if unreadable."""
-    states = sorted(run_dir.glob(STATE_GLOB))
     try:
-        data = json.loads(states[-1].read_text())
-        statuses = [json.loads(t)["status"] if isinstance(t, str) else t["status"]
-                    for t, _ in data.get("trial_data", [])]
-    except (IndexError, OSError, ValueError, KeyError, TypeError):
+        states = trial_states(run_dir)
+    except (DataError, OSError):
         return None
+    if not states:
+        return None
+    statuses = [trial.get("status") for trial, _ in states]
     return sum(s == "TERMINATED" for s in statuses), len(statuses)
 
 

@@ -37,6 +37,7 @@ Initialisation is the base GP (:math:`\mu = m(Z)`, :math:`\Sigma = K(Z, Z)`), or
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import uuid
 from collections.abc import Callable, Sequence
@@ -167,13 +168,14 @@ def em_fit(
             return corpus.statistics(mu, Sigma, noise, need_noise=learn_noise)
     else:
         token = uuid.uuid4().hex
-        parts = shards_of(data, shards)
+        packed = [ShardJob.pack(f"{token}/{s}", part, basis=basis, mu=basis.m_Z, Sigma=K_ZZ,
+                                noise=noise, need_noise=learn_noise,
+                                threads=torch.get_num_threads())
+                  for s, part in enumerate(shards_of(data, shards))]  # the data once
 
         def estep(mu: Tensor, Sigma: Tensor, noise: float) -> SufficientStats:
-            jobs = [ShardJob.pack(f"{token}/{s}", part, basis=basis, mu=mu, Sigma=Sigma,
-                                  noise=noise, need_noise=learn_noise,
-                                  threads=torch.get_num_threads())
-                    for s, part in enumerate(parts)]
+            jobs = [dataclasses.replace(job, mu=mu, Sigma=Sigma, noise=noise)
+                    for job in packed]
             results = map_fn(shard_statistics, jobs)
             total = results[0]
             for r in results[1:]:
