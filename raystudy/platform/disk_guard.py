@@ -20,7 +20,6 @@ class DiskSpaceGuard(Callback):
 
     def __init__(self, folder: str, min_free: int) -> None:
         self.folder, self.min_free, self._next = folder, min_free, 0.0
-        self.fired = False  # the stop was asked for (space may come back afterwards)
 
     def low(self) -> bool:
         try:
@@ -36,5 +35,5 @@ class DiskSpaceGuard(Callback):
         tune_stop = signal.getsignal(signal.SIGUSR1)  # Tune's "interrupted" handler
         if self.low() and callable(tune_stop):
             logging.getLogger("ray.tune").setLevel(logging.CRITICAL)
-            self._next, self.fired = float("inf"), True
+            self._next = float("inf")
             os.kill(os.getpid(), signal.SIGUSR1)

@@ -294,7 +294,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
                            run_dir, root, resume, disk, optuna_url)
             tuner.fit()
-            if disk is not None and disk.fired:
+            # measured again: on a resumed run Tune holds its own unpickled copy of the guard
+            if disk is not None and disk.low():
                 raise UserError(f"--storage {root} is almost full (under "
                                 f"{disk.min_free / 1024**2:.0f} MB free): the run stopped "
                                 f"with its state saved; free space, then "
