@@ -53,6 +53,12 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
                        help="Ray cluster to attach to (default: RAY_ADDRESS, else embedded Ray)")
     group.add_argument("--connect-timeout", type=_number(float, 0.1), default=10.0,
                        metavar="S", help="seconds the cluster may take to answer (default 10)")
+    group.add_argument("--placement-timeout", type=_number(float, 1), default=120.0,
+                       metavar="S", help="attached: seconds trials may wait with no node able "
+                       "to hold them and none being added, before the run stops (default 120)")
+    group.add_argument("--cluster-config", default=None, metavar="FILE",
+                       help="attached: a cluster-launcher YAML naming the node types the "
+                       "autoscaler can add, where the cluster does not say (e.g. under KubeRay)")
     group.add_argument("--storage", default="runs",
                        help="where run folders go: a local path or s3://, gs:// (default ./runs)")
     group.add_argument("--name", default=None, help="run folder name (default STUDY-KIND-time)")
@@ -147,6 +153,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="episodes each of the random and expert policy for the "
                          "reference returns (default 100)")
     _add_jobs_commands(sub)
+    _add_cluster_commands(sub)
     return parser
 
 
@@ -176,6 +183,54 @@ def _add_jobs_commands(sub: argparse._SubParsersAction) -> None:
         cmd.add_argument("--address", **address)
         if name == "logs":
             cmd.add_argument("--follow", action="store_true", help="stream until the job ends")
+
+
+def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
+    cluster = sub.add_parser("cluster", help="a multi-node Ray cluster on this machine, to "
+                             "rehearse a cluster run (see clusters/README.md)")
+    verbs = cluster.add_subparsers(dest="cluster_command", required=True)
+    start = verbs.add_parser("start", help="start a head and worker nodes (or an autoscaler)")
+    start.add_argument("--workers", type=_number(int, 0), default=0,
+                       help="static worker nodes beside the head (default 0)")
+    start.add_argument("--cpus-per-worker", type=_number(float, 0), default=1.0,
+                       help="CPUs of each static worker node (default 1)")
+    start.add_argument("--autoscale", default=None, metavar="FILE",
+                       help="node types (a cluster-launcher YAML such as "
+                       "clusters/local-autoscale.yaml) for Ray's fake autoscaler")
+    start.add_argument("--head-cpus", type=_number(float, 0), default=None,
+                       help="CPUs of the head (default: all cores; 0 with --autoscale)")
+    for verb in (start, verbs.add_parser("stop", help="end exactly what start started"),
+                 verbs.add_parser("status", help="is it up, and where")):
+        verb.add_argument("--dir", default=None, help="the cluster's state, logs and Ray temp "
+                          "folder (default RAYSTUDY_CLUSTER_DIR, else /tmp/raystudy-cluster)")
+
+
+def _cluster(args: argparse.Namespace) -> int:
+    from raystudy.platform import localcluster
+
+    spec = localcluster.ClusterSpec()
+    if args.dir:
+        spec.dir = Path(args.dir)
+    if args.cluster_command == "start":
+        spec.workers, spec.cpus_per_worker = args.workers, args.cpus_per_worker
+        spec.autoscale = Path(args.autoscale) if args.autoscale else None
+        spec.head_cpus = args.head_cpus
+        state = localcluster.start(spec)
+        print(f"raystudy: local cluster up: {localcluster.describe(state)}")
+        print(f"  attach:  raystudy sweep STUDY --address {state['address']}")
+        print(f"  jobs:    export RAY_API_SERVER_ADDRESS={state['dashboard']} RAY_AUTH_MODE=token")
+        return 0
+    if args.cluster_command == "stop":
+        stopped = localcluster.stop(spec.dir)
+        print(f"raystudy: stopped the cluster started from {spec.dir}" if stopped
+              else f"raystudy: no cluster was started from {spec.dir}")
+        return 0
+    state = localcluster.running(spec.dir)
+    if state is None:
+        print(f"raystudy: no local cluster runs from {spec.dir}")
+        return 1
+    print(f"raystudy: running: {localcluster.describe(state)}")
+    return 0
 
 
 def _jobs(args: argparse.Namespace) -> int:
@@ -248,7 +303,9 @@ def dispatch(args: argparse.Namespace) -> int:
         from raystudy.platform.runner import execute
 
         run_dir = execute(_request(args, args.command), resume=args.resume,
-                          address=args.address, connect_timeout_s=args.connect_timeout)
+                          address=args.address, connect_timeout_s=args.connect_timeout,
+                          placement_timeout_s=args.placement_timeout,
+                          cluster_config=args.cluster_config)
         return _exit_code(run_dir)
     if args.command == "report":
         from raystudy.platform.report import write_report
@@ -283,6 +340,8 @@ def dispatch(args: argparse.Namespace) -> int:
         return 0
     if args.command in ("submit", "jobs"):
         return _jobs(args)
+    if args.command == "cluster":
+        return _cluster(args)
     raise UserError(f"unknown command {args.command}")
 
 

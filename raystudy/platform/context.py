@@ -144,6 +144,12 @@ class TrialContext:
         """Mean of ``value`` over workers (identity with one process)."""
         return value
 
+    @property
+    def node_id(self) -> str:
+        """The Ray node this process runs on ("local" without Ray); every report under Ray
+        carries it, so a run shows where each trial ran."""
+        return "local"
+
     def _send(self, metrics: dict[str, Any], checkpoint: Mapping[str, Any] | None) -> None:
         raise NotImplementedError
 
@@ -177,7 +183,15 @@ def _load_state(checkpoint: Any) -> dict[str, Any] | None:
         return torch.load(os.path.join(folder, CHECKPOINT_FILE), weights_only=False)
 
 
-class TuneContext(TrialContext):
+class _RayNode:
+    @property
+    def node_id(self) -> str:
+        import ray
+
+        return ray.get_runtime_context().get_node_id()
+
+
+class TuneContext(_RayNode, TrialContext):
     """One trial in one Ray Tune actor."""
 
     def _map_remote(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
@@ -206,6 +220,7 @@ class TuneContext(TrialContext):
     def _send(self, metrics: dict[str, Any], checkpoint: Mapping[str, Any] | None) -> None:
         from ray import tune
 
+        metrics = {**metrics, "node_id": self.node_id}
         if checkpoint is None:
             tune.report(metrics)
             return
@@ -228,7 +243,7 @@ class TuneContext(TrialContext):
         return super().device
 
 
-class TrainContext(TrialContext):
+class TrainContext(_RayNode, TrialContext):
     """One Ray Train worker; rank 0 writes checkpoints, every rank reports."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -250,6 +265,7 @@ class TrainContext(TrialContext):
     def _send(self, metrics: dict[str, Any], checkpoint: Mapping[str, Any] | None) -> None:
         import ray.train
 
+        metrics = {**metrics, "node_id": self.node_id}
         if checkpoint is None or not self.is_main:
             ray.train.report(metrics)
             return

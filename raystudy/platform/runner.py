@@ -18,6 +18,7 @@ import dataclasses
 import json
 import logging
 import os
+import shutil
 import signal
 import sys
 import time
@@ -197,10 +198,17 @@ def _check_data(study: Study, config: Any, on_cluster: bool) -> None:
 
 
 def _check_resources(study: Study, config: Any, compute: Compute,
-                     capacity: preflight.Capacity) -> None:
+                     capacity: preflight.Capacity, placement_timeout_s: float = 0.0) -> None:
     hint = (" (lower --workers/--cpus-per-worker/--gpus-per-worker/--map-tasks, or attach to "
             "a bigger cluster with --address)")
-    preflight.check_placeable(compute.all_bundles(), capacity, hint)
+    waiting = preflight.check_placeable(compute.all_bundles(), capacity, hint)
+    if not capacity.types_known:
+        print(f"raystudy: note: the node types {capacity.where} can add are unknown (pass "
+              "--cluster-config FILE to check against them); trials wait for nodes up to "
+              f"{placement_timeout_s:g} s at a time", file=sys.stderr, flush=True)
+    for line in waiting:
+        print(f"raystudy: note: {line} now; waiting for the autoscaler to add one",
+              file=sys.stderr, flush=True)
     if study.memory_estimate is not None and not compute.gpus_per_worker:  # host memory
         estimate, detail = study.memory_estimate(config)
         preflight.check_memory(estimate, capacity, detail)
@@ -243,8 +251,14 @@ def _in_main_thread() -> bool:
 
 
 def execute(request: Request, resume: bool = False, address: str | None = None,
-            connect_timeout_s: float = 10.0) -> Path:
-    """Run (or resume) a run/sweep; returns the run folder with its report."""
+            connect_timeout_s: float = 10.0, placement_timeout_s: float = 120.0,
+            cluster_config: str | None = None) -> Path:
+    """Run (or resume) a run/sweep; returns the run folder with its report.
+
+    Attached to a cluster, trials that wait with no node able to hold them and none being
+    added end the run after ``placement_timeout_s``; ``cluster_config`` (a launcher YAML)
+    names the node types an autoscaler can add where the cluster does not say.
+    """
     if resume:
         request = _load_resumed(request)
     _validate_request(request)
@@ -281,7 +295,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
         with ray_session(address) as where, _graceful_interrupt() as interrupt:
             if target:
                 _check_resources(study, config, request.compute,
-                                 preflight.cluster_capacity(target))
+                                 preflight.cluster_capacity(target, cluster_config),
+                                 placement_timeout_s)
             if is_local(request.storage):
                 created = not run_dir.exists()
                 run_dir.mkdir(parents=True, exist_ok=True)
@@ -291,8 +306,9 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} "
                   f"trial(s)) on {where}; results in {where_results}", flush=True)
             disk = _disk_guard(request, root)
+            watch = _placement_watch(request, placement_timeout_s) if target else None
             tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
-                           run_dir, root, resume, disk, optuna_url)
+                           run_dir, root, resume, [c for c in (disk, watch) if c], optuna_url)
             tuner.fit()
             # measured again: on a resumed run Tune holds its own unpickled copy of the guard
             if disk is not None and disk.low():
@@ -309,10 +325,37 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             raise Interrupted(_progress(run_dir), request.resume_command()) from None
         raise Interrupted("interrupted before any trial started", "") from None
     except BaseException as exc:
-        if created and not isinstance(exc, Interrupted):
+        if created and _placement_timeout(exc) is not None and not _any_result(run_dir):
+            shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: nothing to resume
+        elif created and not isinstance(exc, Interrupted):
             remove_failed_start(run_dir)
+        if (timeout := _placement_timeout(exc)) is not None:
+            raise timeout from None
         raise
     return _finish(request, study, run_dir, where_results, time.time() - started)
+
+
+def _placement_watch(request: Request, timeout_s: float):
+    from raystudy.platform.placement import PlacementWatch
+
+    return PlacementWatch(request.compute.all_bundles(), timeout_s)
+
+
+def _placement_timeout(exc: BaseException) -> UserError | None:
+    """The PlacementTimeout behind ``exc`` (Tune may wrap what a callback raised)."""
+    from raystudy.platform.placement import PlacementTimeout
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, PlacementTimeout):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _any_result(run_dir: Path) -> bool:
+    return any(run_dir.glob("*/result.json")) and any(
+        path.stat().st_size for path in run_dir.glob("*/result.json"))
 
 
 def _disk_guard(request: Request, root: str):
@@ -331,7 +374,7 @@ def _progress(run_dir: Path) -> str:
 
 def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
            param_space: dict[str, Any], sweep_defaults: dict[str, Any], run_dir: Path,
-           root: str, resume: bool, disk: Any, optuna_url: str | None):
+           root: str, resume: bool, guards: list[Any], optuna_url: str | None):
     from ray import tune
 
     trainable = tune.with_resources(
@@ -369,7 +412,7 @@ def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
             ),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
             callbacks=[*_tracking_callbacks(request, study, config, params, run_dir,
-                                            optuna_url), *([disk] if disk else [])],
+                                            optuna_url), *guards],
         ),
     )
 

@@ -1,5 +1,6 @@
-"""Helpers for tests that start their own Ray: free ports, a token-protected local
-cluster through ``clusters/local-cluster.sh``, and running the ``raystudy`` CLI.
+"""Helpers for tests that start their own Ray: free ports, token-protected local
+clusters through ``clusters/local-cluster.sh`` (``raystudy cluster``): one node, a head
+with static worker nodes, or a head with Ray's fake autoscaler; running the CLI.
 
 Every cluster gets its own temp dir and ports and is stopped by killing the process tree
 the script started, never by ``ray stop`` (which would end every Ray on the machine).
@@ -53,26 +54,44 @@ def raystudy(*args: str, env: dict[str, str], timeout: float = 300,
 class LocalCluster:
     address: str  # dashboard / Jobs API URL
     env: dict[str, str]  # a client environment holding the cluster's token
+    gcs_address: str = ""  # HOST:PORT for --address of run/sweep
+    state_dir: Path = Path()
 
 
 @contextlib.contextmanager
-def local_cluster(num_cpus: int = 2) -> Iterator[LocalCluster]:
-    """A token-protected single-node cluster with the dashboard, stopped on exit."""
+def local_cluster(num_cpus: int = 2, *start_args: str) -> Iterator[LocalCluster]:
+    """A token-protected cluster with the dashboard, stopped on exit: the head holds
+    ``num_cpus``; ``start_args`` (``--workers N``, ``--autoscale FILE``) add nodes."""
     state = Path(tempfile.mkdtemp(prefix="rs-", dir="/tmp"))  # short: Ray's socket paths
-    dashboard_port = free_port()
+    dashboard_port, ray_port = free_port(), free_port()
     env = base_env(
         RAY_AUTH_MODE="token", RAY_AUTH_TOKEN=secrets.token_hex(16),
         RAYSTUDY_CLUSTER_DIR=str(state), NUM_CPUS=str(num_cpus),
-        RAY_PORT=str(free_port()), DASHBOARD_PORT=str(dashboard_port),
+        RAY_PORT=str(ray_port), DASHBOARD_PORT=str(dashboard_port),
         CLIENT_PORT=str(free_port()), AGENT_PORT=str(free_port()),
         OBJECT_STORE_BYTES=str(200 * 1024**2), RAY_USAGE_STATS_ENABLED="0",
     )
-    started = subprocess.run(["bash", str(SCRIPT), "start"], env=env, text=True,
+    started = subprocess.run(["bash", str(SCRIPT), "start", *start_args], env=env, text=True,
                              capture_output=True, timeout=200)
     try:
         assert started.returncode == 0, started.stdout + started.stderr
-        yield LocalCluster(address=f"http://127.0.0.1:{dashboard_port}", env=env)
+        yield LocalCluster(address=f"http://127.0.0.1:{dashboard_port}", env=env,
+                           gcs_address=f"127.0.0.1:{ray_port}", state_dir=state)
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop"], env=env, capture_output=True,
                        timeout=120)
         shutil.rmtree(state, ignore_errors=True)
+
+
+def alive_nodes(cluster: LocalCluster) -> list[dict]:
+    """``ray.nodes()`` of the cluster's live nodes, read in a child process."""
+    import json
+
+    probe = ("import json, sys, ray; ray.init(address=sys.argv[1], logging_level='ERROR', "
+             "log_to_driver=False); "
+             "print(json.dumps([{'id': n['NodeID'], 'cpus': n['Resources'].get('CPU', 0)} "
+             "for n in ray.nodes() if n['Alive']]))")
+    done = subprocess.run([sys.executable, "-c", probe, cluster.gcs_address], env=cluster.env,
+                          text=True, capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])

@@ -33,8 +33,15 @@ def _run(cmd: list[str], timeout: float = 240) -> subprocess.CompletedProcess[st
 
 
 def _steps(tmp: Path) -> list[tuple[int, int, int]]:
+    """``(tag, step, pid)`` of every step the trials logged, in order."""
+    return [(tag, step, pid) for tag, step, pid, _ in _node_steps(tmp)]
+
+
+def _node_steps(tmp: Path) -> list[tuple[int, int, int, str]]:
+    """``(tag, step, pid, node id)`` of every step the trials logged, in order."""
     lines = (tmp / "steps.log").read_text().split("\n")
-    return [tuple(int(x) for x in line.split()) for line in lines if line.strip()]
+    return [(int(t), int(s), int(p), node) for t, s, p, node in
+            (line.split() for line in lines if line.strip())]
 
 
 def _space(tmp: Path, text: str) -> str:

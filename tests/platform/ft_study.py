@@ -2,7 +2,7 @@
 one, and can kill its own process once (``kill_at`` + a one-shot marker) or raise.
 
 Registered only by ``ft_cli.py`` (never shipped): the tests run the real CLI with it.
-Each step appends ``<tag> <step> <pid>`` to ``<log_dir>/steps.log`` so a test can see
+Each step appends ``<tag> <step> <pid> <node id>`` to ``<log_dir>/steps.log`` so a test can see
 which process ran which step, and each trial writes ``done-<tag>`` when it ends.
 """
 
@@ -48,7 +48,7 @@ def train_loop(config: FaultConfig, ctx: TrialContext) -> None:
         if config.tag == config.fail_tag and step == config.steps:
             raise RuntimeError(f"trial {config.tag} failed on purpose at step {step}")
         with open(log / "steps.log", "a") as f:
-            f.write(f"{config.tag} {step} {os.getpid()}\n")
+            f.write(f"{config.tag} {step} {os.getpid()} {ctx.node_id}\n")
         loss = float("nan") if config.tag == config.nan_tag and step == config.steps else 1 / step
         ctx.report({"train/loss": loss, "train/step": step, "worker_pid": os.getpid()},
                    checkpoint={"step": step})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import json
+import pickle
 import subprocess
 
 import numpy as np
@@ -150,3 +151,60 @@ def test_data_missing_here_is_a_note_when_attached_to_a_cluster(capsys):
         _check_data(make(corrupt), None, on_cluster=True)
     _check_data(make(remote), None, on_cluster=False)
     assert "note: data not checked here: data.path=s3://" in capsys.readouterr().err
+
+
+def test_launcher_yaml_node_types_and_the_sweeps_the_cloud_examples_suggest():
+    """The head of clusters/aws.yaml and gcp.yaml holds 0 CPUs: what a sweep can use comes
+    from the worker types alone, and the sweeps their comments suggest pass."""
+    from cluster_helpers import REPO
+
+    from raystudy.platform.trainable import Compute
+
+    for name in ("aws.yaml", "gcp.yaml"):
+        path = REPO / "clusters" / name
+        types = preflight.launcher_node_types(path)
+        assert types and all(max_count > 0 for _, max_count in types.values())
+        assert any(res.get("GPU") for res, _ in types.values())
+        capacity = preflight.Capacity([{"CPU": 0.0, "memory": 3e10}], f"head of {name}",
+                                      node_types=types)
+        suggested = Compute(workers=4, gpus_per_worker=1)
+        assert preflight.check_placeable(suggested.all_bundles(), capacity) == []
+        with pytest.raises(UserError, match="GPU 2 in one place"):
+            preflight.check_placeable(Compute(workers=1, gpus_per_worker=2).all_bundles(),
+                                      capacity)
+
+
+def test_unknown_node_types_accept_with_notes_and_bad_cluster_configs_are_one_line(tmp_path):
+    capacity = preflight.Capacity([{"CPU": 0.0}], "the head", types_known=False)
+    notes = preflight.check_placeable([{"CPU": 1}], capacity)
+    assert len(notes) == 2 and "CPU 1 in one place" in notes[0]
+    (tmp_path / "bad.yaml").write_text("available_node_types: [1, 2]\n")
+    with pytest.raises(UserError, match="--cluster-config .*bad.yaml: no available_node_types"):
+        preflight.launcher_node_types(tmp_path / "bad.yaml")
+    with pytest.raises(UserError, match="--cluster-config .*none.yaml: No such file"):
+        preflight.launcher_node_types(tmp_path / "none.yaml")
+    (tmp_path / "auto.yaml").write_text(  # resources left to the instance type: unknown
+        "head_node_type: h\navailable_node_types: {h: {}, w: {max_workers: 2}}\n")
+    assert preflight.launcher_node_types(tmp_path / "auto.yaml") is None
+
+
+def test_placement_watch_waits_for_launches_and_stops_when_nothing_comes(capsys):
+    from raystudy.platform.placement import PlacementTimeout, PlacementWatch
+
+    launches: dict[str, int] = {"cpu_worker": 2}
+    nodes = [{"CPU": 0.0}]
+    watch = PlacementWatch([{"CPU": 1}], timeout_s=30, launches=lambda: launches,
+                           nodes=lambda: nodes)
+    watch.check(now=0.0)
+    watch.check(now=100.0)  # nodes are coming: not stuck, however long
+    assert "the autoscaler is adding 2 x cpu_worker" in capsys.readouterr().err
+    launches.clear()
+    watch.check(now=101.0)
+    watch.check(now=130.0)
+    with pytest.raises(PlacementTimeout, match=r"CPU 1 in one place.*added none in 30 s"):
+        watch.check(now=131.5)
+    nodes.append({"CPU": 2.0})  # a node that can hold it, busy or not: never stuck
+    watch.check(now=500.0)
+    watch.check(now=1000.0)
+    restored = pickle.loads(pickle.dumps(watch))  # Tune saves callbacks with its state
+    assert restored.timeout_s == 30 and callable(restored._launches)
