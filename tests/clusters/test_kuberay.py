@@ -1,23 +1,33 @@
-"""The shipped KubeRay manifests (``clusters/kuberay/*.yaml``) against the fields of the
-KubeRay v1 CRDs.
+"""The shipped KubeRay manifests (``clusters/kuberay/*.yaml``), checked as KubeRay and as
+Ray read them.
 
-No CRD file ships offline, so ``KUBERAY_V1`` below spells out the fields of
-``ray.io/v1`` RayCluster and RayJob specs, transcribed from the Go types of the KubeRay
-operator (``ray-operator/apis/ray/v1/raycluster_types.go`` and ``rayjob_types.go``):
-the allowed keys of each object, which of them are required (json tags without
-``omitempty``), and the types a typo would break (``rayStartParams`` is a
+As KubeRay reads them: no CRD file ships offline, so ``KUBERAY_V1`` below spells out the
+fields of ``ray.io/v1`` RayCluster and RayJob specs, transcribed from the Go types of the
+KubeRay operator (``ray-operator/apis/ray/v1/raycluster_types.go`` and
+``rayjob_types.go``): the allowed keys of each object, which of them are required (json
+tags without ``omitempty``), and the types a typo would break (``rayStartParams`` is a
 ``map[string]string``, replicas are ``int32``). Pod templates are Kubernetes core types
 and are checked only where KubeRay reads them: the Ray container must come first.
+
+As Ray reads them: each RayCluster (a RayJob's ``rayClusterSpec`` too) goes through the
+KubeRay autoscaler's own config derivation from the ray wheel, and the node types,
+resources, min/max workers and idle timeout it yields must be the promised ones and
+agree with the pods' Kubernetes resources; raystudy's preflight must be able to place
+the RayJob's sweep on the node types the autoscaler may add.
 """
 
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
+
+if TYPE_CHECKING:
+    from raystudy.platform.preflight import Capacity
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 KUBERAY_YAMLS = sorted((CLUSTERS / "kuberay").glob("*.yaml"))
@@ -169,3 +179,214 @@ def test_kuberay_checker_catches_mistakes(mutate: Any, message: str) -> None:
     doc = yaml.safe_load((CLUSTERS / "kuberay" / "raycluster.yaml").read_text())
     mutate(doc["spec"])
     assert any(message in error for error in check_manifest(doc))
+
+
+# ------------------------------------------------- the manifests as the Ray autoscaler reads them
+# The KubeRay autoscaler (the sidecar KubeRay adds to the head pod) reads the RayCluster
+# from the Kubernetes API and turns it into an autoscaling config with
+# ``_derive_autoscaling_config_from_ray_cr``, which ends with Ray's ``validate_config``.
+# Autoscaler v1 uses that config as is; v2 wraps it in ``AutoscalingConfig``
+# (``prepare_config`` and ``validate_config`` again). Both run here on the manifests.
+GIB = 1024**3
+HEAD = "headgroup"  # the name the KubeRay autoscaler gives the head group
+
+# manifest -> node type -> (Ray resources, min_workers, max_workers), as clusters/README.md
+# and the manifests' comments promise: a head with 0 CPUs that only schedules, a GPU
+# group (1 GPU, 8 CPUs per pod) and, on the long-lived cluster, a CPU group (16 CPUs),
+# each scaling from 0 to 8 pods; memory is the pod's memory limit.
+PROMISED_NODE_TYPES: dict[str, dict[str, tuple[dict[str, int], int, int]]] = {
+    "raycluster.yaml": {
+        HEAD: ({"CPU": 0, "memory": 16 * GIB}, 0, 0),
+        "gpu": ({"CPU": 8, "GPU": 1, "memory": 32 * GIB}, 0, 8),
+        "cpu": ({"CPU": 16, "memory": 32 * GIB}, 0, 8),
+    },
+    "rayjob.yaml": {
+        HEAD: ({"CPU": 0, "memory": 16 * GIB}, 0, 0),
+        "gpu": ({"CPU": 8, "GPU": 1, "memory": 32 * GIB}, 0, 8),
+    },
+}
+PROMISED_IDLE_TIMEOUT_MINUTES = 10.0
+
+
+def load_manifest(name: str) -> dict[str, Any]:
+    return yaml.safe_load((CLUSTERS / "kuberay" / name).read_text())
+
+
+def ray_cluster_cr(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The RayCluster a manifest makes: itself, or the one a RayJob creates from its
+    ``rayClusterSpec``; with the namespace the API server would fill in."""
+    if manifest["kind"] == "RayJob":
+        manifest = {"kind": "RayCluster", "metadata": dict(manifest["metadata"]),
+                    "spec": manifest["spec"]["rayClusterSpec"]}
+    return {**manifest, "metadata": {**manifest["metadata"], "namespace": "default"}}
+
+
+def autoscaling_config(manifest: dict[str, Any]) -> dict[str, Any]:
+    """What the KubeRay autoscaler of Ray 2.60 derives from the manifest's RayCluster."""
+    from ray.autoscaler._private.kuberay.autoscaling_config import (
+        _derive_autoscaling_config_from_ray_cr,
+    )
+
+    return _derive_autoscaling_config_from_ray_cr(ray_cluster_cr(manifest))
+
+
+def promise_errors(config: dict[str, Any], promised: dict[str, tuple[dict[str, int], int, int]],
+                   ) -> list[str]:
+    """Where the autoscaler's node types differ from the promised ones."""
+    seen = {name: (t["resources"], t["min_workers"], t["max_workers"])
+            for name, t in config["available_node_types"].items()}
+    errors = [f"node types {sorted(seen)} != promised {sorted(promised)}"
+              ] if seen.keys() != promised.keys() else []
+    for name in sorted(seen.keys() & promised.keys()):
+        if seen[name] != promised[name]:
+            errors.append(f"{name}: the autoscaler sees (resources, min, max) {seen[name]}, "
+                          f"promised {promised[name]}")
+    if config["idle_timeout_minutes"] != PROMISED_IDLE_TIMEOUT_MINUTES:
+        errors.append(f"idle timeout {config['idle_timeout_minutes']} min, "
+                      f"promised {PROMISED_IDLE_TIMEOUT_MINUTES}")
+    return errors
+
+
+def quantity(text: str) -> float:
+    """A Kubernetes quantity ("16Gi", "500m", "8") as a number."""
+    from ray.autoscaler._private.kuberay.utils import parse_quantity
+
+    return float(parse_quantity(str(text)))
+
+
+def pod_agreement_errors(manifest: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    """Ray's view of each worker pod must match what Kubernetes gives the pod: the same
+    GPUs, CPUs and memory (limits; requests equal to limits, so the pod is not
+    overcommitted). The head's 0 CPUs is a promise of its own, checked elsewhere."""
+    spec = ray_cluster_cr(manifest)["spec"]
+    errors = []
+    for group in spec["workerGroupSpecs"]:
+        name = group["groupName"]
+        pod = group["template"]["spec"]["containers"][0].get("resources", {})
+        limits, requests = pod.get("limits", {}), pod.get("requests", {})
+        if limits != requests:
+            errors.append(f"{name}: pod requests {requests} != limits {limits}")
+        ray_sees = config["available_node_types"][name]["resources"]
+        pod_has = {"CPU": quantity(limits.get("cpu", 0)),
+                   "GPU": quantity(limits.get("nvidia.com/gpu", 0)),
+                   "memory": quantity(limits.get("memory", 0))}
+        for key, amount in pod_has.items():
+            if ray_sees.get(key, 0) != amount:
+                errors.append(f"{name}: Ray sees {key} {ray_sees.get(key, 0)}, "
+                              f"the pod has {amount:g}")
+    return errors
+
+
+@pytest.mark.parametrize("name", sorted(PROMISED_NODE_TYPES))
+def test_kuberay_autoscaler_sees_the_promised_node_types(name: str) -> None:
+    config = autoscaling_config(load_manifest(name))  # raises if validate_config refuses it
+    assert promise_errors(config, PROMISED_NODE_TYPES[name]) == []
+    assert config["head_node_type"] == HEAD
+    assert config["max_workers"] == sum(t[2] for t in PROMISED_NODE_TYPES[name].values())
+
+
+@pytest.mark.parametrize("name", sorted(PROMISED_NODE_TYPES))
+def test_kuberay_autoscaler_v2_reads_the_same_node_types(name: str) -> None:
+    from ray.autoscaler.v2.instance_manager.config import AutoscalingConfig
+
+    v2 = AutoscalingConfig(autoscaling_config(load_manifest(name)))
+    seen = {n: (t.resources, t.min_worker_nodes, t.max_worker_nodes)
+            for n, t in v2.get_node_type_configs().items()}
+    # v2 counts the head as one node of its type
+    promised = {n: (res, lo, hi + (n == HEAD))
+                for n, (res, lo, hi) in PROMISED_NODE_TYPES[name].items()}
+    assert seen == promised
+    assert v2.get_head_node_type() == HEAD
+    assert v2.get_idle_timeout_s() == PROMISED_IDLE_TIMEOUT_MINUTES * 60
+
+
+@pytest.mark.parametrize("name", sorted(PROMISED_NODE_TYPES))
+def test_kuberay_ray_resources_match_the_pods(name: str) -> None:
+    manifest = load_manifest(name)
+    assert pod_agreement_errors(manifest, autoscaling_config(manifest)) == []
+
+
+def test_every_kuberay_manifest_has_promises() -> None:
+    assert sorted(PROMISED_NODE_TYPES) == [p.name for p in KUBERAY_YAMLS]
+
+
+def _group(spec: dict[str, Any], name: str) -> dict[str, Any]:
+    return next(g for g in spec["workerGroupSpecs"] if g["groupName"] == name)
+
+
+def _ray_container(group: dict[str, Any]) -> dict[str, Any]:
+    return group["template"]["spec"]["containers"][0]
+
+
+def _drop_gpus(spec: dict[str, Any]) -> None:
+    pod = _ray_container(_group(spec, "gpu"))["resources"]
+    for side in ("limits", "requests"):
+        pod[side].pop("nvidia.com/gpu")
+
+
+@pytest.mark.parametrize("mutate, message", [
+    # Ray would schedule two GPU workers on a one-GPU pod
+    (lambda s: _group(s, "gpu")["rayStartParams"].update({"num-gpus": "2"}),
+     "gpu: Ray sees GPU 2, the pod has 1"),
+    # the "GPU" group without a GPU
+    (_drop_gpus, "gpu: the autoscaler sees"),
+    # the head would take trials and Train workers
+    (lambda s: s["headGroupSpec"]["rayStartParams"].pop("num-cpus"), "headgroup: the autoscaler"),
+    # a CPU pod that never goes away
+    (lambda s: _group(s, "cpu").update({"minReplicas": 1, "replicas": 1}), "cpu: the autoscaler"),
+    (lambda s: _ray_container(_group(s, "cpu"))["resources"]["limits"].update({"cpu": "12"}),
+     "cpu: pod requests"),
+    (lambda s: s["autoscalerOptions"].update({"idleTimeoutSeconds": 60}), "idle timeout 1.0 min"),
+])
+def test_kuberay_drift_is_caught(mutate: Any, message: str) -> None:
+    manifest = load_manifest("raycluster.yaml")
+    mutate(manifest["spec"])
+    config = autoscaling_config(manifest)
+    errors = (promise_errors(config, PROMISED_NODE_TYPES["raycluster.yaml"])
+              + pod_agreement_errors(manifest, config))
+    assert any(message in error for error in errors), errors
+
+
+
+def capacity_of(config: dict[str, Any], where: str) -> Capacity:
+    """raystudy's view of a cluster whose only live node is the head: what its
+    preflight needs to know to place a trial (the node types the autoscaler may add)."""
+    from raystudy.platform.preflight import Capacity
+
+    types = config["available_node_types"]
+    workers = {name: ({k: float(v) for k, v in t["resources"].items()}, t["max_workers"])
+               for name, t in types.items() if name != config["head_node_type"]}
+    head = {k: float(v) for k, v in types[config["head_node_type"]]["resources"].items()}
+    return Capacity([head], where, workers)
+
+
+def sweep_bundles(entrypoint: str) -> list[dict[str, float]]:
+    """Everything one trial of a ``raystudy sweep`` command holds, read by raystudy's CLI."""
+    from raystudy.cli import _request, build_parser
+
+    words = shlex.split(entrypoint)
+    assert words[:2] == ["raystudy", "sweep"]
+    args = build_parser().parse_args(words[1:])
+    return _request(args, args.command).compute.all_bundles()
+
+
+@pytest.mark.parametrize("name", sorted(PROMISED_NODE_TYPES))
+def test_rayjob_sweep_fits_each_kuberay_cluster(name: str) -> None:
+    """The GPU sweep of rayjob.yaml (also clusters/README.md's GPU example) can be placed:
+    each bundle fits a node type the autoscaler can add, and all of them fit at once."""
+    from raystudy.platform.preflight import check_placeable
+
+    bundles = sweep_bundles(load_manifest("rayjob.yaml")["spec"]["entrypoint"])
+    assert sum(b.get("GPU", 0) for b in bundles) == 4  # --workers 4 --gpus-per-worker 1
+    check_placeable(bundles, capacity_of(autoscaling_config(load_manifest(name)), name))
+
+
+def test_rayjob_sweep_without_a_gpu_group_is_refused() -> None:
+    from raystudy.errors import UserError
+    from raystudy.platform.preflight import check_placeable
+
+    manifest = load_manifest("rayjob.yaml")
+    _drop_gpus(manifest["spec"]["rayClusterSpec"])
+    bundles = sweep_bundles(manifest["spec"]["entrypoint"])
+    with pytest.raises(UserError, match="CPU 1, GPU 1 in one place"):
+        check_placeable(bundles, capacity_of(autoscaling_config(manifest), "rayjob.yaml"))
