@@ -2,12 +2,15 @@
 Ray read them.
 
 As KubeRay reads them: no CRD file ships offline, so ``KUBERAY_V1`` below spells out the
-fields of ``ray.io/v1`` RayCluster and RayJob specs, transcribed from the Go types of the
-KubeRay operator (``ray-operator/apis/ray/v1/raycluster_types.go`` and
-``rayjob_types.go``): the allowed keys of each object, which of them are required (json
-tags without ``omitempty``), and the types a typo would break (``rayStartParams`` is a
-``map[string]string``, replicas are ``int32``). Pod templates are Kubernetes core types
-and are checked only where KubeRay reads them: the Ray container must come first.
+field names of ``ray.io/v1`` RayCluster and RayJob specs, transcribed by hand from the
+KubeRay v1.6.0 CRDs (``ray-operator/config/crd/bases/``; generated from the Go types in
+``ray-operator/apis/ray/v1/``): the allowed keys of each object, which of them the
+schema requires, the enums, and the types a typo would break (``rayStartParams`` is a
+``map[string]string``, replicas are ``int32``). A few rules of the operator's own
+validation (``controllers/ray/utils/validation.go``) are added: name length and form,
+Ray 2.52+ for token authentication, a group's idle timeout only with autoscaler v2.
+Pod templates are Kubernetes core types and are checked only where KubeRay reads them:
+the Ray container must come first.
 
 As Ray reads them: each RayCluster (a RayJob's ``rayClusterSpec`` too) goes through the
 KubeRay autoscaler's own config derivation from the ray wheel, and the node types,
@@ -32,43 +35,66 @@ if TYPE_CHECKING:
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 KUBERAY_YAMLS = sorted((CLUSTERS / "kuberay").glob("*.yaml"))
 
-# object -> (allowed keys, required keys), from the KubeRay v1 Go types.
+# object -> (allowed keys, required keys): the property names and `required` lists of the
+# KubeRay v1.6.0 CRDs (config/crd/bases/ray.io_rayclusters.yaml, ray.io_rayjobs.yaml),
+# generated from the Go types. 1.6.0 is the oldest release the manifests work with
+# (authOptions.secretName); later releases only add fields. minReplicas/maxReplicas are
+# required there but defaulted (0, 2^31-1) by the API server; we want them written.
 KUBERAY_V1: dict[str, tuple[set[str], set[str]]] = {
     "RayClusterSpec": (
-        {"suspend", "managedBy", "autoscalerOptions", "headServiceAnnotations",
-         "enableInTreeAutoscaling", "gcsFaultToleranceOptions", "headGroupSpec",
-         "rayVersion", "workerGroupSpecs"},
+        {"upgradeStrategy", "authOptions", "suspend", "managedBy", "autoscalerOptions",
+         "headServiceAnnotations", "enableInTreeAutoscaling", "gcsFaultToleranceOptions",
+         "headGroupSpec", "rayVersion", "workerGroupSpecs"},
         {"headGroupSpec"},
     ),
     "HeadGroupSpec": (
-        {"template", "headService", "enableIngress", "rayStartParams", "serviceType"},
-        {"template", "rayStartParams"},
+        {"template", "headService", "enableIngress", "resources", "labels", "rayStartParams",
+         "serviceType"},
+        {"template"},
     ),
     "WorkerGroupSpec": (
         {"suspend", "groupName", "replicas", "minReplicas", "maxReplicas",
-         "idleTimeoutSeconds", "rayStartParams", "template", "scaleStrategy", "numOfHosts"},
-        {"groupName", "rayStartParams", "template"},
+         "idleTimeoutSeconds", "resources", "labels", "rayStartParams", "template",
+         "scaleStrategy", "numOfHosts"},
+        {"groupName", "minReplicas", "maxReplicas", "template"},
     ),
     "AutoscalerOptions": (
         {"resources", "image", "imagePullPolicy", "securityContext", "idleTimeoutSeconds",
-         "upscalingMode", "env", "envFrom", "volumeMounts"},
+         "upscalingMode", "version", "env", "envFrom", "volumeMounts"},
         set(),
     ),
+    "AuthOptions": ({"mode", "secretName", "enableK8sTokenAuth"}, set()),
     "RayJobSpec": (
         {"activeDeadlineSeconds", "backoffLimit", "rayClusterSpec", "submitterPodTemplate",
-         "metadata", "clusterSelector", "submitterConfig", "managedBy", "deletionPolicy",
+         "metadata", "clusterSelector", "submitterConfig", "managedBy", "deletionStrategy",
          "entrypoint", "runtimeEnvYAML", "jobId", "submissionMode", "entrypointResources",
          "entrypointNumCpus", "entrypointNumGpus", "ttlSecondsAfterFinished",
-         "shutdownAfterJobFinishes", "suspend"},
+         "shutdownAfterJobFinishes", "suspend", "preRunningDeadlineSeconds"},
         set(),
     ),
 }
+# enums of the CRD schema, and of the operator's Go constants (submission modes)
 UPSCALING_MODES = {"Default", "Aggressive", "Conservative"}
-SUBMISSION_MODES = {"K8sJobMode", "HTTPMode", "InteractiveMode"}
-DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")
+AUTOSCALER_VERSIONS = {"v1", "v2"}
+AUTH_MODES = {"disabled", "token"}
+SUBMISSION_MODES = {"K8sJobMode", "HTTPMode", "InteractiveMode", "SidecarMode"}
+# what the operator's validation (controllers/ray/utils/validation.go) refuses besides:
+# names are DNS-1035 labels of at most 53 characters (RayCluster) or 47 (RayJob, whose
+# cluster gets a 6-character suffix); token authentication needs Ray 2.52.0 or newer.
+DNS_1035_LABEL = re.compile(r"^[a-z]([-a-z0-9]*[a-z0-9])?$")
+MAX_NAME_LENGTH = {"RayCluster": 53, "RayJob": 47}
+MIN_RAY_FOR_TOKEN_AUTH = (2, 52, 0)
+DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # container names
+RAY_RESOURCE_PARAMS = ("num-cpus", "num-gpus", "memory", "resources")
+
+
+def load_manifest(name: str) -> dict[str, Any]:
+    """One manifest of clusters/kuberay/, parsed."""
+    return yaml.safe_load((CLUSTERS / "kuberay" / name).read_text())
 
 
 def check_object(kind: str, obj: Any, where: str) -> list[str]:
+    """Unknown and missing fields of one CRD object."""
     if not isinstance(obj, dict):
         return [f"{where}: {kind} must be a mapping"]
     allowed, required = KUBERAY_V1[kind]
@@ -77,14 +103,19 @@ def check_object(kind: str, obj: Any, where: str) -> list[str]:
     return errors
 
 
-def check_group(kind: str, group: Any, where: str) -> list[str]:
+def check_group(kind: str, group: Any, where: str, autoscaler_v2: bool) -> list[str]:
+    """A head or worker group: fields, rayStartParams, containers, replica counts."""
     errors = check_object(kind, group, where)
     if errors:
         return errors
-    params = group["rayStartParams"]
+    params = group.get("rayStartParams", {})
     if not isinstance(params, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in params.items()):
-        errors.append(f"{where}: rayStartParams must map strings to strings (quote numbers)")
+        return [f"{where}: rayStartParams must map strings to strings (quote numbers)"]
+    if group.get("resources") and any(params.get(k) for k in RAY_RESOURCE_PARAMS):
+        errors.append(f"{where}: Ray resources in both rayStartParams and resources")
+    if "labels" in params:
+        errors.append(f"{where}: rayStartParams labels are refused; use the group's labels")
     containers = (group["template"].get("spec") or {}).get("containers") or []
     if not containers:
         errors.append(f"{where}: the pod template has no containers")
@@ -96,57 +127,97 @@ def check_group(kind: str, group: Any, where: str) -> list[str]:
             errors.append(f"{where}: container '{name}' has no image")
     if containers and containers[0].get("name") not in ("ray-head", "ray-worker"):
         errors.append(f"{where}: the Ray container must come first (ray-head / ray-worker)")
-    for key in ("replicas", "minReplicas", "maxReplicas", "idleTimeoutSeconds"):
+    for key in ("replicas", "minReplicas", "maxReplicas", "idleTimeoutSeconds", "numOfHosts"):
         if key in group and not (isinstance(group[key], int) and group[key] >= 0):
             errors.append(f"{where}: {key} must be a non-negative integer")
-    if kind == "WorkerGroupSpec":
-        lo, hi = group.get("minReplicas", 0), group.get("maxReplicas", 2**31 - 1)
+    if kind == "WorkerGroupSpec" and not errors:
+        lo, hi = group["minReplicas"], group["maxReplicas"]
         if not lo <= group.get("replicas", lo) <= hi:
             errors.append(f"{where}: need minReplicas <= replicas <= maxReplicas")
+        if "idleTimeoutSeconds" in group and not autoscaler_v2:
+            errors.append(f"{where}: a group's idleTimeoutSeconds needs autoscaler v2 "
+                          "(autoscalerOptions.version: v2)")
     return errors
 
 
-def check_cluster_spec(spec: Any, where: str) -> list[str]:
+def ray_version(text: Any) -> tuple[int, ...]:
+    """``"2.60.0"`` -> ``(2, 60, 0)``; ``()`` when it is not a version."""
+    match = re.match(r"^(\d+)\.(\d+)(?:\.(\d+))?", str(text or ""))
+    return tuple(int(part or 0) for part in match.groups()) if match else ()
+
+
+def check_auth(spec: dict[str, Any], where: str, in_rayjob: bool) -> list[str]:
+    """authOptions: fields, mode, and the operator's rules around token authentication."""
+    auth = spec["authOptions"]
+    errors = check_object("AuthOptions", auth, f"{where}.authOptions")
+    if errors:
+        return errors
+    mode = auth.get("mode", "token")
+    if mode not in AUTH_MODES:
+        errors.append(f"{where}: authOptions.mode must be one of {sorted(AUTH_MODES)}")
+    if mode == "token" and ray_version(spec.get("rayVersion")) < MIN_RAY_FOR_TOKEN_AUTH:
+        errors.append(f"{where}: token authentication needs rayVersion 2.52.0 or newer")
+    if not isinstance(auth.get("secretName", ""), str):
+        errors.append(f"{where}: authOptions.secretName must be a string")
+    if auth.get("enableK8sTokenAuth") and (in_rayjob or auth.get("secretName")):
+        errors.append(f"{where}: enableK8sTokenAuth is refused in a RayJob or with secretName")
+    return errors
+
+
+def check_cluster_spec(spec: Any, where: str, in_rayjob: bool = False) -> list[str]:
+    """A RayClusterSpec, on its own or as a RayJob's rayClusterSpec."""
     errors = check_object("RayClusterSpec", spec, where)
     if errors:
         return errors
-    errors += check_group("HeadGroupSpec", spec["headGroupSpec"], f"{where}.headGroupSpec")
+    options = spec.get("autoscalerOptions", {})
+    errors += check_object("AutoscalerOptions", options, f"{where}.autoscalerOptions")
+    if options.get("upscalingMode", "Default") not in UPSCALING_MODES:
+        errors.append(f"{where}: upscalingMode must be one of {sorted(UPSCALING_MODES)}")
+    if options.get("version", "v1") not in AUTOSCALER_VERSIONS:
+        errors.append(f"{where}: autoscalerOptions.version must be v1 or v2")
+    autoscaler_v2 = options.get("version") == "v2"
+    errors += check_group("HeadGroupSpec", spec["headGroupSpec"], f"{where}.headGroupSpec",
+                          autoscaler_v2)
     names = [g.get("groupName") for g in spec.get("workerGroupSpecs", [])]
     if len(names) != len(set(names)):
         errors.append(f"{where}: worker group names must be unique")
     for i, group in enumerate(spec.get("workerGroupSpecs", [])):
-        errors += check_group("WorkerGroupSpec", group, f"{where}.workerGroupSpecs[{i}]")
-    if "autoscalerOptions" in spec:
-        options = spec["autoscalerOptions"]
-        errors += check_object("AutoscalerOptions", options, f"{where}.autoscalerOptions")
-        if options.get("upscalingMode", "Default") not in UPSCALING_MODES:
-            errors.append(f"{where}: upscalingMode must be one of {sorted(UPSCALING_MODES)}")
+        errors += check_group("WorkerGroupSpec", group, f"{where}.workerGroupSpecs[{i}]",
+                              autoscaler_v2)
+    if "authOptions" in spec:
+        errors += check_auth(spec, where, in_rayjob)
     return errors
 
 
 def check_manifest(doc: dict[str, Any]) -> list[str]:
+    """Everything the API server (CRD schema) or the operator would refuse in a manifest."""
     if doc.get("apiVersion") != "ray.io/v1":
         return [f"apiVersion must be ray.io/v1, not {doc.get('apiVersion')}"]
-    if not DNS_LABEL.match((doc.get("metadata") or {}).get("name", "")):
-        return ["metadata.name must be a DNS-1123 label"]
+    kind = doc.get("kind")
+    if kind not in MAX_NAME_LENGTH:
+        return [f"unknown kind {kind}"]
+    name = (doc.get("metadata") or {}).get("name", "")
+    if not DNS_1035_LABEL.match(name) or len(name) > MAX_NAME_LENGTH[kind]:
+        return [f"metadata.name must be a DNS-1035 label of at most "
+                f"{MAX_NAME_LENGTH[kind]} characters"]
     spec = doc.get("spec")
-    if doc.get("kind") == "RayCluster":
+    if kind == "RayCluster":
         return check_cluster_spec(spec, "spec")
-    if doc.get("kind") == "RayJob":
-        errors = check_object("RayJobSpec", spec, "spec")
-        if errors:
-            return errors
-        if not isinstance(spec.get("entrypoint"), str) or not spec["entrypoint"].strip():
-            errors.append("spec.entrypoint must be a non-empty command")
-        if spec.get("submissionMode", "K8sJobMode") not in SUBMISSION_MODES:
-            errors.append(f"spec.submissionMode must be one of {sorted(SUBMISSION_MODES)}")
-        if "rayClusterSpec" not in spec and "clusterSelector" not in spec:
-            errors.append("spec needs rayClusterSpec or clusterSelector")
-        if "rayClusterSpec" in spec:
-            errors += check_cluster_spec(spec["rayClusterSpec"], "spec.rayClusterSpec")
+    errors = check_object("RayJobSpec", spec, "spec")
+    if errors:
         return errors
-    return [f"unknown kind {doc.get('kind')}"]
-
+    if not isinstance(spec.get("entrypoint"), str) or not spec["entrypoint"].strip():
+        errors.append("spec.entrypoint must be a non-empty command")
+    if spec.get("submissionMode", "K8sJobMode") not in SUBMISSION_MODES:
+        errors.append(f"spec.submissionMode must be one of {sorted(SUBMISSION_MODES)}")
+    if spec.get("ttlSecondsAfterFinished") and not spec.get("shutdownAfterJobFinishes"):
+        errors.append("spec.ttlSecondsAfterFinished needs shutdownAfterJobFinishes: true")
+    if "rayClusterSpec" not in spec and "clusterSelector" not in spec:
+        errors.append("spec needs rayClusterSpec or clusterSelector")
+    if "rayClusterSpec" in spec:
+        errors += check_cluster_spec(spec["rayClusterSpec"], "spec.rayClusterSpec",
+                                     in_rayjob=True)
+    return errors
 
 
 @pytest.mark.parametrize("path", KUBERAY_YAMLS, ids=lambda p: p.name)
@@ -171,14 +242,38 @@ def test_kuberay_rayjob_runs_a_sweep() -> None:
     (lambda s: s["headGroupSpec"]["rayStartParams"].update({"num-cpus": 0}), "strings"),
     (lambda s: s["workerGroupSpecs"][0].update({"minReplica": 1}), "unknown field"),
     (lambda s: s["workerGroupSpecs"][0].pop("groupName"), "needs 'groupName'"),
+    (lambda s: s["workerGroupSpecs"][0].pop("maxReplicas"), "needs 'maxReplicas'"),
     (lambda s: s["headGroupSpec"]["template"]["spec"]["containers"][0].update(
         {"name": "Ray_Head"}), "DNS-1123"),
     (lambda s: s["workerGroupSpecs"][0].update({"replicas": 9}), "minReplicas <="),
+    (lambda s: s["workerGroupSpecs"][0].update({"idleTimeoutSeconds": 60}), "autoscaler v2"),
+    (lambda s: s["headGroupSpec"].update({"resources": {"CPU": "0"}}), "in both rayStartParams"),
+    (lambda s: s["autoscalerOptions"].update({"version": "v3"}), "v1 or v2"),
+    (lambda s: s.update({"authOptions": {"mode": "Token"}}), "authOptions.mode must be"),
+    (lambda s: s.update({"authOptions": {"secretname": "raystudy-auth"}}),
+     "unknown field 'secretname' in AuthOptions"),
+    (lambda s: s.update({"authOptions": {"mode": "token"}, "rayVersion": "2.51.0"}),
+     "needs rayVersion 2.52.0"),
 ])
 def test_kuberay_checker_catches_mistakes(mutate: Any, message: str) -> None:
-    doc = yaml.safe_load((CLUSTERS / "kuberay" / "raycluster.yaml").read_text())
+    doc = load_manifest("raycluster.yaml")
     mutate(doc["spec"])
-    assert any(message in error for error in check_manifest(doc))
+    assert any(message in error for error in check_manifest(doc)), check_manifest(doc)
+
+
+@pytest.mark.parametrize("mutate, message", [
+    (lambda d: d["spec"].update({"deletionPolicy": {}}), "unknown field 'deletionPolicy'"),
+    (lambda d: d["spec"].update({"submissionMode": "K8sJob"}), "submissionMode must be"),
+    (lambda d: d["spec"]["rayClusterSpec"].update(
+        {"authOptions": {"mode": "token", "enableK8sTokenAuth": True}}), "refused in a RayJob"),
+    (lambda d: d["spec"].update({"shutdownAfterJobFinishes": False}), "needs shutdownAfter"),
+    (lambda d: d["metadata"].update({"name": "2-sweep"}), "DNS-1035"),
+    (lambda d: d["metadata"].update({"name": "s" * 48}), "at most 47"),
+])
+def test_kuberay_checker_catches_rayjob_mistakes(mutate: Any, message: str) -> None:
+    doc = load_manifest("rayjob.yaml")
+    mutate(doc)
+    assert any(message in error for error in check_manifest(doc)), check_manifest(doc)
 
 
 # ------------------------------------------------- the manifests as the Ray autoscaler reads them
@@ -206,10 +301,6 @@ PROMISED_NODE_TYPES: dict[str, dict[str, tuple[dict[str, int], int, int]]] = {
     },
 }
 PROMISED_IDLE_TIMEOUT_MINUTES = 10.0
-
-
-def load_manifest(name: str) -> dict[str, Any]:
-    return yaml.safe_load((CLUSTERS / "kuberay" / name).read_text())
 
 
 def ray_cluster_cr(manifest: dict[str, Any]) -> dict[str, Any]:
