@@ -86,11 +86,22 @@ MAX_NAME_LENGTH = {"RayCluster": 53, "RayJob": 47}
 MIN_RAY_FOR_TOKEN_AUTH = (2, 52, 0)
 DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$")  # container names
 RAY_RESOURCE_PARAMS = ("num-cpus", "num-gpus", "memory", "resources")
+AUTH_SECRET = "raystudy-auth"  # holds the token under the key auth_token
+AUTH_ENV = {"RAY_AUTH_MODE", "RAY_AUTH_TOKEN"}
 
 
 def load_manifest(name: str) -> dict[str, Any]:
     """One manifest of clusters/kuberay/, parsed."""
     return yaml.safe_load((CLUSTERS / "kuberay" / name).read_text())
+
+
+def ray_cluster_cr(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The RayCluster a manifest makes: itself, or the one a RayJob creates from its
+    ``rayClusterSpec``; with the namespace the API server would fill in."""
+    if manifest["kind"] == "RayJob":
+        manifest = {"kind": "RayCluster", "metadata": dict(manifest["metadata"]),
+                    "spec": manifest["spec"]["rayClusterSpec"]}
+    return {**manifest, "metadata": {**manifest["metadata"], "namespace": "default"}}
 
 
 def check_object(kind: str, obj: Any, where: str) -> list[str]:
@@ -231,6 +242,26 @@ def test_kuberay_manifest_matches_crd_fields(path: Path) -> None:
         assert spec["rayVersion"] == "2.60.0"
 
 
+def all_containers(spec: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every container and init container of the head and worker pod templates."""
+    groups = [spec["headGroupSpec"], *spec.get("workerGroupSpecs", [])]
+    return [c for g in groups for key in ("containers", "initContainers")
+            for c in g["template"]["spec"].get(key, [])]
+
+
+@pytest.mark.parametrize("path", KUBERAY_YAMLS, ids=lambda p: p.name)
+def test_kuberay_token_auth_comes_from_auth_options(path: Path) -> None:
+    """The operator hands the token to every container (the autoscaler sidecar and the
+    RayJob submitter too) from the one Secret the header's kubectl line creates."""
+    spec = ray_cluster_cr(yaml.safe_load(path.read_text()))["spec"]
+    assert spec["authOptions"] == {"mode": "token", "secretName": AUTH_SECRET}
+    set_by_hand = [(c["name"], e["name"]) for c in all_containers(spec)
+                   for e in c.get("env", []) if e["name"] in AUTH_ENV]
+    assert set_by_hand == [], "the operator sets these from authOptions"
+    assert (f"kubectl create secret generic {AUTH_SECRET} --from-file=auth_token="
+            in path.read_text())
+
+
 def test_kuberay_rayjob_runs_a_sweep() -> None:
     job = yaml.safe_load((CLUSTERS / "kuberay" / "rayjob.yaml").read_text())
     words = job["spec"]["entrypoint"].split()
@@ -301,15 +332,6 @@ PROMISED_NODE_TYPES: dict[str, dict[str, tuple[dict[str, int], int, int]]] = {
     },
 }
 PROMISED_IDLE_TIMEOUT_MINUTES = 10.0
-
-
-def ray_cluster_cr(manifest: dict[str, Any]) -> dict[str, Any]:
-    """The RayCluster a manifest makes: itself, or the one a RayJob creates from its
-    ``rayClusterSpec``; with the namespace the API server would fill in."""
-    if manifest["kind"] == "RayJob":
-        manifest = {"kind": "RayCluster", "metadata": dict(manifest["metadata"]),
-                    "spec": manifest["spec"]["rayClusterSpec"]}
-    return {**manifest, "metadata": {**manifest["metadata"], "namespace": "default"}}
 
 
 def autoscaling_config(manifest: dict[str, Any]) -> dict[str, Any]:
