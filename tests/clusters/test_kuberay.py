@@ -485,8 +485,8 @@ def sweep_bundles(entrypoint: str) -> list[dict[str, float]]:
 
 @pytest.mark.parametrize("name", sorted(PROMISED_NODE_TYPES))
 def test_rayjob_sweep_fits_each_kuberay_cluster(name: str) -> None:
-    """The GPU sweep of rayjob.yaml (also clusters/README.md's GPU example) can be placed:
-    each bundle fits a node type the autoscaler can add, and all of them fit at once."""
+    """The GPU sweep of rayjob.yaml can be placed on either cluster: each bundle fits a
+    node type the autoscaler can add, and all of them fit at once."""
     from raystudy.platform.preflight import check_placeable
 
     bundles = sweep_bundles(load_manifest("rayjob.yaml")["spec"]["entrypoint"])
