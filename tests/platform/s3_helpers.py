@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import socket
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -62,6 +63,11 @@ class S3Server:
         return sorted(i.path[len(base) + 1:] for i in infos
                       if i.type == pyarrow.fs.FileType.File)
 
+    def reset(self) -> None:
+        """Empty the store (every bucket): moto's own reset call."""
+        urllib.request.urlopen(urllib.request.Request(f"{self.endpoint}/moto-api/reset",
+                                                      method="POST"), timeout=10).close()
+
     def read(self, key: str, bucket: str | None = None) -> bytes:
         with self.filesystem().open_input_stream(f"{bucket or self.bucket}/{key}") as f:
             return f.read()
@@ -79,7 +85,9 @@ def s3_server() -> Iterator[S3Server]:
     server.start()
     try:
         s3 = S3Server(endpoint=f"http://127.0.0.1:{port}")
+        s3.reset()  # moto keeps its objects per process, not per server
         s3.make_bucket(s3.bucket)
         yield s3
     finally:
+        s3.reset()
         server.stop()

@@ -1,14 +1,22 @@
 """Storage URIs: joining with the query kept, and every operation on a real S3-compatible
-server (moto on loopback) and on a local folder."""
+server (moto on loopback) and on a local folder; run folders found and cleaned on S3."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from raystudy.errors import UserError
 from raystudy.platform import storage
+from raystudy.platform.rundir import (
+    find_resumable,
+    has_tune_state,
+    remove_failed_start,
+    trial_counts,
+    unfinished,
+)
 
 EP = "endpoint_override=http://127.0.0.1:9000&region=us-east-1"
 
@@ -102,3 +110,33 @@ def test_aws_env_takes_only_the_variables_that_are_set():
            "AWS_REGION": "eu-west-1", "AWS_PROFILE": "p", "HOME": "/root"}
     assert storage.aws_env(env) == {"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s",
                                     "AWS_REGION": "eu-west-1"}
+
+
+def _fake_run(s3, name: str, study: str = "optimizer_robustness", state: bool = True,
+              status: str = "PENDING", summary: dict | None = None) -> str:
+    run = storage.join(s3.uri(prefix="runs"), name)
+    storage.write_json(storage.join(run, "raystudy.json"), {"study": study, "kind": "sweep"})
+    if state:
+        trials = [[json.dumps({"status": "TERMINATED", "trial_id": "a"}), "{}"],
+                  [json.dumps({"status": status, "trial_id": "b"}), "{}"]]
+        storage.write_json(storage.join(run, "experiment_state-2026.json"),
+                           {"trial_data": trials})
+    if summary is not None:
+        storage.write_json(storage.join(run, "summary.json"), {"counts": summary})
+    return run
+
+
+def test_resume_candidates_and_failed_starts_on_s3(s3_server):
+    root = s3_server.uri(prefix="runs")
+    assert find_resumable(root, "optimizer_robustness") is None
+    _fake_run(s3_server, "done", status="TERMINATED", summary={"finished": 2, "unfinished": 0})
+    _fake_run(s3_server, "other", study="plasticity")
+    real = _fake_run(s3_server, "real")  # the one with Tune state and unfinished trials
+    leftover = _fake_run(s3_server, "leftover", state=False)
+    assert find_resumable(root, "optimizer_robustness") == real
+    assert has_tune_state(real) and not has_tune_state(leftover)
+    assert trial_counts(real) == (1, 2)
+    assert unfinished(real) and not unfinished(storage.join(root, "done"))
+    remove_failed_start(leftover)
+    remove_failed_start(real)
+    assert storage.list_dirs(root) == ["done", "other", "real"]
