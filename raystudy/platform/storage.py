@@ -84,8 +84,10 @@ def filesystem(location: str | os.PathLike) -> tuple[Any, str]:
 
 
 def data_source(location: str | os.PathLike) -> tuple[str, Any]:
-    """``(path, filesystem)`` for a Ray Data read: Ray Data would keep a URI's query in the
-    object key, so a URI gets its filesystem (endpoint, region) and loses the query."""
+    """``(path, filesystem)`` for a Ray Data read (``filesystem=``): a URI's endpoint and
+    region go into the filesystem, built here once, and the path loses the query, so no
+    reader has to parse the query itself (Ray Data 2.60's own resolution does; others
+    may not). A local path gets no filesystem."""
     location = str(location)
     if not is_remote(location):
         return os.path.abspath(os.path.expanduser(location)), None

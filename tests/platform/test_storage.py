@@ -53,7 +53,7 @@ def test_a_query_key_pyarrow_does_not_know_is_one_line():
 
 def test_data_source_moves_the_endpoint_into_the_filesystem(s3_server):
     path, fs = storage.data_source(s3_server.uri(prefix="data/train.npy"))
-    assert path == f"s3://{s3_server.bucket}/data/train.npy"  # no query: Ray Data keeps it
+    assert path == f"s3://{s3_server.bucket}/data/train.npy"  # the query is in fs
     assert fs.region == "us-east-1"
     assert storage.data_source("data/x.npy") == (str(Path("data/x.npy").absolute()), None)
 
