@@ -57,7 +57,7 @@ class S3Server:
         """Every object key under ``bucket/prefix``, relative to it, sorted."""
         import pyarrow.fs
 
-        base = f"{bucket or self.bucket}/{prefix.strip('/')}"
+        base = f"{bucket or self.bucket}/{prefix.strip('/')}".rstrip("/")
         infos = self.filesystem().get_file_info(
             pyarrow.fs.FileSelector(base, recursive=True, allow_not_found=True))
         return sorted(i.path[len(base) + 1:] for i in infos

@@ -94,6 +94,21 @@ def test_sweep_report_and_resume_on_an_s3_compatible_store(ray_session, s3_serve
     assert "--resume: no unfinished" not in capsys.readouterr().err
 
 
+def test_a_run_with_train_workers_keeps_its_train_folder_on_the_store(ray_session, s3_server):
+    """--workers: each trial's TorchTrainer gets storage_path RUN/train?endpoint_override=...
+    (the query at the end), and its workers write their checkpoints there."""
+    runs = s3_server.uri(prefix="runs")
+    assert main(["run", "optimizer_robustness", "--workers", "1", "--cpus-per-worker", "0.5",
+                 "--storage", runs, "--name", "ddp", *TINY,
+                 "--set", "train.checkpoint_every=1"]) == 0
+    keys = s3_server.keys("runs/ddp")
+    train = [k for k in keys if k.startswith("train/train-")]
+    assert any(k.endswith("/checkpoint_manager_snapshot.json") for k in train), keys
+    assert len([k for k in train if k.endswith("/state.pt")]) == 2  # written by the worker
+    summary = json.loads(s3_server.read("runs/ddp/summary.json"))
+    assert summary["counts"]["finished"] == 1
+
+
 def test_bad_store_uris_are_one_line_exit_2(s3_server, capsys):
     argv = ["run", "optimizer_robustness", *TINY, "--storage"]
     assert main([*argv, s3_server.uri("no-such-bucket", "runs")]) == 2
