@@ -263,11 +263,11 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     run = run_location(request.storage, request.name)
     remote = storage.is_remote(run)
     run_dir = Path(run)  # used only where the folder is local
+    if remote:  # first: a bucket, endpoint or key that is wrong is named as --storage
+        storage.check_writable(root, "--storage")
     if not resume and storage.exists(storage.join(run, REQUEST_FILE)):
         raise UserError(f"run folder {run} exists; pass --resume or another --name")
-    if remote:
-        storage.check_writable(root, "--storage")
-    else:
+    if not remote:
         preflight.check_writable(run_dir, "--storage")
     optuna_url = storage_url(request.optuna_storage, run_dir, not remote)
     if optuna_url and not optuna_url.startswith("sqlite"):
