@@ -6,7 +6,6 @@ Errors a user can cause end with one line on stderr and exit code 2.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -60,7 +59,9 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
                        help="attached: a cluster-launcher YAML naming the node types the "
                        "autoscaler can add, where the cluster does not say (e.g. under KubeRay)")
     group.add_argument("--storage", default="runs",
-                       help="where run folders go: a local path or s3://, gs:// (default ./runs)")
+                       help="where run folders go: a local path or s3://, gs:// (S3-compatible "
+                       "stores: s3://bucket/runs?endpoint_override=http://HOST:PORT&region=R; "
+                       "default ./runs)")
     group.add_argument("--name", default=None, help="run folder name (default STUDY-KIND-time)")
 
 
@@ -107,7 +108,8 @@ def build_parser() -> argparse.ArgumentParser:
                        help="finish an interrupted sweep (--name, else the newest unfinished)")
 
     report = sub.add_parser("report", help="tables, figures and report.md/html of a run folder")
-    report.add_argument("run_dir")
+    report.add_argument("run_dir", help="a run folder, or its URI on object storage "
+                        "(s3://bucket/runs/NAME?endpoint_override=...)")
     report.add_argument("--out", default=None,
                         help="write the report here instead of into RUN_DIR (e.g. read-only)")
 
@@ -257,10 +259,12 @@ def _jobs(args: argparse.Namespace) -> int:
 
 def _exit_code(run_dir) -> int:
     """1 when every trial failed (so scripts and RayJobs see it), else 0."""
-    summary = Path(run_dir) / "summary.json"
-    if not summary.exists():
+    from raystudy.platform.rundir import read_summary
+
+    summary = read_summary(run_dir)
+    if summary is None:
         return 0
-    counts = json.loads(summary.read_text())["counts"]
+    counts = summary["counts"]
     if counts.get("error") and not (counts.get("finished") or counts.get("diverged")):
         print("raystudy: every trial failed; the errors are listed in the report",
               file=sys.stderr)
@@ -308,9 +312,9 @@ def dispatch(args: argparse.Namespace) -> int:
                           cluster_config=args.cluster_config)
         return _exit_code(run_dir)
     if args.command == "report":
-        from raystudy.platform.report import write_report
+        from raystudy.platform.report import write_report_at
 
-        print(f"raystudy: report written to {write_report(args.run_dir, out_dir=args.out)}")
+        print(f"raystudy: report written to {write_report_at(args.run_dir, out_dir=args.out)}")
         return 0
     if args.command == "dashboard":
         from raystudy.platform.dashboard import serve

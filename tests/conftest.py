@@ -1,10 +1,20 @@
-"""Shared fixtures: one embedded Ray per test session, and a tiny-config helper."""
+"""Shared fixtures: one embedded Ray per test session, small tmpfs mounts, and a real
+S3-compatible server (moto) on loopback."""
 
 from __future__ import annotations
 
 import os
+import sys
+from pathlib import Path
 
 import pytest
+
+# The helpers in tests/platform (cluster_helpers, s3_helpers) import by bare name, as
+# pytest's default import mode puts a test file's folder on sys.path; a fixture here
+# may be the first to need them.
+_HELPERS = str(Path(__file__).parent / "platform")
+if _HELPERS not in sys.path:
+    sys.path.append(_HELPERS)
 
 # Keep test output readable and Tune's logs small.
 os.environ.setdefault("RAY_DEDUP_LOGS", "1")
@@ -46,3 +56,18 @@ def mount_tmpfs(tmp_path):
     yield mount
     for point in mounted:
         subprocess.run(["umount", "-l", str(point)], capture_output=True)
+
+
+@pytest.fixture
+def s3_server(monkeypatch):
+    """A real S3-compatible server (moto) on 127.0.0.1 with one bucket, fake ``AWS_*``
+    credentials set for the test; yields ``S3Server`` (``.endpoint``, ``.uri(bucket,
+    prefix)``, ``.keys(prefix)``). See tests/platform/s3_helpers.py."""
+    from s3_helpers import CREDENTIALS, s3_server
+
+    for key in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_REGION"):
+        monkeypatch.delenv(key, raising=False)
+    for key, value in CREDENTIALS.items():
+        monkeypatch.setenv(key, value)
+    with s3_server() as server:
+        yield server

@@ -13,6 +13,11 @@ Token authentication (Ray 2.60): a cluster started with a token rejects requests
 without one. The client sends the token when ``RAY_AUTH_MODE=token`` is set, read from
 ``RAY_AUTH_TOKEN``, ``RAY_AUTH_TOKEN_PATH`` or ``~/.ray/auth_token``. raystudy never
 switches authentication off; when the token is missing it says what to set.
+
+Object storage: the ``AWS_*`` variables set in the submitting shell (credentials, region,
+``AWS_ENDPOINT_URL``) go into the job's ``runtime_env`` env vars, so the job's driver and
+every worker can read and write ``--storage s3://...``; ``submit`` names them, never their
+values. They are part of the job's runtime_env, which the cluster's dashboard shows.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from raystudy.errors import UserError
+from raystudy.platform import storage
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 EXCLUDES = (
@@ -102,6 +108,16 @@ def parse_env(pairs: Sequence[str]) -> dict[str, str]:
     return env
 
 
+def job_env(pairs: Sequence[str], environ: dict[str, str] | None = None
+            ) -> tuple[dict[str, str], list[str]]:
+    """The job's environment variables and the names taken from here: the ``AWS_*``
+    credentials, region and endpoint that are set (object storage on every node), then
+    ``--env K=V`` pairs, which win."""
+    explicit = parse_env(pairs)
+    forwarded = {k: v for k, v in storage.aws_env(environ).items() if k not in explicit}
+    return {**forwarded, **explicit}, sorted(forwarded)
+
+
 def runtime_env(working_dir: str, pip: Sequence[str] = (), env: dict[str, str] | None = None,
                 excludes: Sequence[str] = EXCLUDES) -> dict[str, Any]:
     """The job's runtime_env: the working dir (minus runs/data/venv/git), pip, env vars."""
@@ -126,8 +142,12 @@ def submit(entrypoint: Sequence[str], address: str | None = None, working_dir: s
     if not words:
         raise UserError("nothing to submit: give the command after --, "
                         "e.g. raystudy submit -- raystudy sweep STUDY")
-    renv = runtime_env(working_dir, pip, parse_env(env))
+    env_vars, forwarded = job_env(env)
+    renv = runtime_env(working_dir, pip, env_vars)
     jobs = client(address)
+    if forwarded:  # names only: the values stay out of the terminal and its logs
+        print(f"raystudy: passing {', '.join(forwarded)} from this shell to the job "
+              "(object storage credentials; --env KEY=VALUE overrides)", file=sys.stderr)
     if words[0] == "raystudy" and words[1:2] in (["run"], ["sweep"]) and not any(
             w == "--storage" or w.startswith("--storage=") for w in words):
         print("raystudy: note: the job writes its run folder to ./runs inside the job's "

@@ -2,7 +2,9 @@
 
 The generic part (request, trial counts, the trials table sorted by the primary
 metric, diverged and failed trials, versions) is the same for every study; the
-study's ``analyze`` hook adds its own tables and figures.
+study's ``analyze`` hook adds its own tables and figures. A run on object storage
+(``s3://...``) is downloaded to a temporary folder, reported there, and the report
+uploaded back next to it (``write_report_at``).
 """
 
 from __future__ import annotations
@@ -11,14 +13,17 @@ import html
 import json
 import math
 import platform
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
+from raystudy.errors import UserError
+from raystudy.platform import storage
 from raystudy.platform.config import apply_overrides, load_config, to_flat_dict
 from raystudy.platform.preflight import check_writable
 from raystudy.platform.registry import get_study
-from raystudy.platform.results import RunResults, TrialRecord, load_results
+from raystudy.platform.results import REQUEST_FILE, RunResults, TrialRecord, load_results
 from raystudy.platform.rundir import write_json_atomic, write_text_atomic
 from raystudy.platform.study import Analysis, Study, Table
 
@@ -136,11 +141,35 @@ def _previous_wall_time(summary_path: Path) -> float | None:
     return value if isinstance(value, (int, float)) else None
 
 
+def write_report_at(run: Path | str, wall_time_s: float | None = None,
+                    out_dir: Path | str | None = None) -> Path | str:
+    """``write_report`` for a local run folder or one on object storage; returns where
+    report.md is (its URI when it was uploaded back).
+
+    On object storage the run is downloaded to a temporary folder and reported there;
+    without ``out_dir`` the report files are uploaded back into the run's folder.
+    """
+    if not storage.is_remote(run):
+        return write_report(run, wall_time_s, out_dir)
+    run = str(run)
+    if not storage.exists(storage.join(run, REQUEST_FILE)):
+        raise UserError(f"{run} is not a raystudy run folder (no {REQUEST_FILE})")
+    with tempfile.TemporaryDirectory(prefix="raystudy-report-") as tmp:
+        copy = storage.download(run, Path(tmp) / "run")
+        if out_dir is not None:
+            return write_report(copy, wall_time_s, out_dir, source=run)
+        out = Path(tmp) / "report"
+        write_report(copy, wall_time_s, out, source=run)
+        storage.upload(out, run)
+    return storage.join(run, "report.md")
+
+
 def write_report(run_dir: Path | str, wall_time_s: float | None = None,
-                 out_dir: Path | str | None = None) -> Path:
+                 out_dir: Path | str | None = None, source: str | None = None) -> Path:
     """Build summary.json, report.md, report.html and figures/ for a run folder.
 
-    ``out_dir`` (default: the run folder) is where they go, e.g. for a read-only copy.
+    ``out_dir`` (default: the run folder) is where they go, e.g. for a read-only copy;
+    ``source`` is how the report names the run (its URI when ``run_dir`` is a copy).
     """
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir is not None else run_dir
@@ -193,7 +222,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     md += [f"> {note}\n" for note in analysis.notes]
     md += [f"![{title}]({path})\n" for title, path in figures]
     md += [markdown_table(t) for t in tables]
-    md.append(f"TensorBoard: `tensorboard --logdir {run_dir}`\n")
+    md.append(f"TensorBoard: `tensorboard --logdir {source or run_dir}`\n")
     write_text_atomic(out / "report.md", "\n".join(md))
 
     page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]

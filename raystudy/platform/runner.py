@@ -18,7 +18,7 @@ import dataclasses
 import json
 import logging
 import os
-import shutil
+import shlex
 import signal
 import sys
 import time
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataError, UserError
-from raystudy.platform import preflight
+from raystudy.platform import preflight, storage
 from raystudy.platform.config import load_config, profile_sweep_defaults
 from raystudy.platform.optuna_mirror import open_storage, storage_url
 from raystudy.platform.registry import get_study
@@ -36,13 +36,11 @@ from raystudy.platform.results import REQUEST_FILE
 from raystudy.platform.rundir import (
     find_resumable,
     has_tune_state,
-    is_local,
     remove_failed_start,
-    storage_root,
+    run_location,
     trial_counts,
     unfinished,
     write_json_atomic,
-    write_remote,
 )
 from raystudy.platform.session import ray_session, resolve_address
 from raystudy.platform.spaces import build_param_space
@@ -85,7 +83,7 @@ class Request:
 
     def resume_command(self) -> str:
         return (f"raystudy {self.kind} {self.study} --resume --name {self.name} "
-                f"--storage {self.storage}")
+                f"--storage {shlex.quote(self.storage)}")
 
 
 def _validate_request(request: Request) -> None:
@@ -169,7 +167,7 @@ def _tracking_callbacks(request: Request, study: Study, config: Any, params: dic
     except ImportError:
         raise UserError("--mlflow needs mlflow: pip install 'raystudy[tracking]' "
                         "(or mlflow-skinny)") from None
-    if not is_local(request.storage):
+    if storage.is_remote(request.storage):
         return [*callbacks, MLflowLoggerCallback(experiment_name=request.name)]
     # MLflow 3 keeps its file store in maintenance mode behind this switch; the file
     # store needs no server and no database, which is what an offline run folder wants.
@@ -252,8 +250,9 @@ def _in_main_thread() -> bool:
 
 def execute(request: Request, resume: bool = False, address: str | None = None,
             connect_timeout_s: float = 10.0, placement_timeout_s: float = 120.0,
-            cluster_config: str | None = None) -> Path:
-    """Run (or resume) a run/sweep; returns the run folder with its report.
+            cluster_config: str | None = None) -> Path | str:
+    """Run (or resume) a run/sweep; returns the run folder (a path, or its URI on object
+    storage) with its report.
 
     Attached to a cluster, trials that wait with no node able to hold them and none being
     added end the run after ``placement_timeout_s``; ``cluster_config`` (a launcher YAML)
@@ -273,14 +272,17 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     _check_data(study, config, on_cluster=target is not None)
 
     request.name = request.name or _new_run_name(request)
-    root = storage_root(request.storage)
-    run_dir = Path(root) / request.name
-    where_results = run_dir if is_local(request.storage) else f"{root.rstrip('/')}/{request.name}"
-    if is_local(request.storage):
-        if not resume and (run_dir / REQUEST_FILE).exists():
-            raise UserError(f"run folder {run_dir} exists; pass --resume or another --name")
+    root = storage.root(request.storage)
+    run = run_location(request.storage, request.name)
+    remote = storage.is_remote(run)
+    run_dir = Path(run)  # used only where the folder is local
+    if remote:  # first: a bucket, endpoint or key that is wrong is named as --storage
+        storage.check_writable(root, "--storage")
+    if not resume and storage.exists(storage.join(run, REQUEST_FILE)):
+        raise UserError(f"run folder {run} exists; pass --resume or another --name")
+    if not remote:
         preflight.check_writable(run_dir, "--storage")
-    optuna_url = storage_url(request.optuna_storage, run_dir, is_local(request.storage))
+    optuna_url = storage_url(request.optuna_storage, run_dir, not remote)
     if optuna_url and not optuna_url.startswith("sqlite"):
         open_storage(optuna_url)  # a database that cannot be reached: one line, now
     if target:
@@ -297,18 +299,19 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
                 _check_resources(study, config, request.compute,
                                  preflight.cluster_capacity(target, cluster_config),
                                  placement_timeout_s)
-            if is_local(request.storage):
+            if not remote:
                 created = not run_dir.exists()
                 run_dir.mkdir(parents=True, exist_ok=True)
                 write_json_atomic(run_dir / REQUEST_FILE, request.to_json())
             elif not resume:
-                write_remote(f"{where_results}/{REQUEST_FILE}", request.to_json())
+                created = True
+                storage.write_json(storage.join(run, REQUEST_FILE), request.to_json())
             print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} "
-                  f"trial(s)) on {where}; results in {where_results}", flush=True)
+                  f"trial(s)) on {where}; results in {run}", flush=True)
             disk = _disk_guard(request, root)
             watch = _placement_watch(request, placement_timeout_s) if target else None
             tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
-                           run_dir, root, resume, [c for c in (disk, watch) if c], optuna_url)
+                           run, root, resume, [c for c in (disk, watch) if c], optuna_url)
             tuner.fit()
             # measured again: on a resumed run Tune holds its own unpickled copy of the guard
             if disk is not None and disk.low():
@@ -317,22 +320,23 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
                                 f"with its state saved; free space, then "
                                 f"`{request.resume_command()}`")
             if interrupt["interrupted"]:
-                raise Interrupted(_progress(run_dir), request.resume_command())
+                raise Interrupted(_progress(run), request.resume_command())
     except KeyboardInterrupt:
         if created:
-            remove_failed_start(run_dir)
-        if has_tune_state(run_dir):
-            raise Interrupted(_progress(run_dir), request.resume_command()) from None
+            remove_failed_start(run)
+        if has_tune_state(run):
+            raise Interrupted(_progress(run), request.resume_command()) from None
         raise Interrupted("interrupted before any trial started", "") from None
     except BaseException as exc:
-        if created and _placement_timeout(exc) is not None and not _any_result(run_dir):
-            shutil.rmtree(run_dir, ignore_errors=True)  # nothing ran: nothing to resume
+        timeout = _placement_timeout(exc)
+        if created and timeout is not None and not _any_report(run):
+            storage.remove(run)  # no trial ever ran: nothing to resume
         elif created and not isinstance(exc, Interrupted):
-            remove_failed_start(run_dir)
-        if (timeout := _placement_timeout(exc)) is not None:
+            remove_failed_start(run)
+        if timeout is not None:
             raise timeout from None
         raise
-    return _finish(request, study, run_dir, where_results, time.time() - started)
+    return _finish(request, run, time.time() - started)
 
 
 def _placement_watch(request: Request, timeout_s: float):
@@ -353,44 +357,52 @@ def _placement_timeout(exc: BaseException) -> UserError | None:
     return None
 
 
-def _any_result(run_dir: Path) -> bool:
-    return any(run_dir.glob("*/result.json")) and any(
-        path.stat().st_size for path in run_dir.glob("*/result.json"))
+def _any_report(run: str) -> bool:
+    """Whether any trial of the run reported a result (locally or on object storage)."""
+    if not storage.exists(run):
+        return False
+    for trial in storage.list_dirs(run):
+        result = storage.join(run, trial, "result.json")
+        if storage.exists(result) and storage.read_text(result).strip():
+            return True
+    return False
 
 
 def _disk_guard(request: Request, root: str):
-    if not is_local(request.storage):
+    if storage.is_remote(root):
         return None
     from raystudy.platform.disk_guard import DiskSpaceGuard
 
     return DiskSpaceGuard(root, preflight.min_free_bytes())
 
 
-def _progress(run_dir: Path) -> str:
-    counts = trial_counts(run_dir)
+def _progress(run: Path | str) -> str:
+    counts = trial_counts(run)
     return f"interrupted ({counts[0]} of {counts[1]} trials finished)" if counts else (
         "interrupted")
 
 
 def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
-           param_space: dict[str, Any], sweep_defaults: dict[str, Any], run_dir: Path,
+           param_space: dict[str, Any], sweep_defaults: dict[str, Any], run: str,
            root: str, resume: bool, guards: list[Any], optuna_url: str | None):
     from ray import tune
 
     trainable = tune.with_resources(
-        make_trainable(study, config, request.compute, os.path.join(root, request.name, "train")),
+        make_trainable(study, config, request.compute, storage.join(run, "train")),
         request.compute.resources(),
     )
-    if resume and not tune.Tuner.can_restore(str(run_dir)):
+    # Tune parses a URI's query itself (pyarrow's from_uri; ray.air's URI keeps it on
+    # parent/child paths), so storage_path and the restore path stay URIs.
+    if resume and not _can_restore(run):
         print("raystudy: no Tune state saved yet in that folder; starting it afresh")
         resume = False
     if resume:
         try:
-            return tune.Tuner.restore(str(run_dir), trainable=trainable,
+            return tune.Tuner.restore(run, trainable=trainable,
                                       resume_unfinished=True, resume_errored=False)
         except Exception as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            raise DataError(f"--resume: cannot restore {run_dir}: its Tune state is "
+            raise DataError(f"--resume: cannot restore {run}: its Tune state is "
                             f"unreadable ({first[:200]})") from None
     return tune.Tuner(
         trainable,
@@ -411,50 +423,59 @@ def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
                 max_failures=request.trial_max_failures, fail_fast=False
             ),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
-            callbacks=[*_tracking_callbacks(request, study, config, params, run_dir,
+            callbacks=[*_tracking_callbacks(request, study, config, params, Path(run),
                                             optuna_url), *guards],
         ),
     )
 
 
-def _finish(request: Request, study: Study, run_dir: Path, where_results: Any,
-            elapsed: float) -> Path:
-    if not is_local(request.storage):
-        print(f"raystudy: results are in {where_results}; "
-              "run `raystudy report` on a local copy")
-        return run_dir
-    from raystudy.platform.report import write_report
+def _can_restore(run: str) -> bool:
+    """Tune's ``can_restore``; a store that cannot be read is one line."""
+    from ray import tune
 
-    report_path = write_report(run_dir, wall_time_s=elapsed)
-    print(f"raystudy: report written to {report_path}", flush=True)
-    if unfinished(run_dir):
+    try:
+        return tune.Tuner.can_restore(run)
+    except (OSError, ValueError) as exc:
+        raise UserError(f"--resume: cannot read {run}: {str(exc).splitlines()[0]}") from None
+
+
+def _finish(request: Request, run: str, elapsed: float) -> Path | str:
+    """The report, in the run folder (on object storage: built from a local copy and
+    uploaded back); its path or URI is printed."""
+    from raystudy.platform.report import write_report_at
+
+    report = write_report_at(run, wall_time_s=elapsed)
+    print(f"raystudy: report written to {report}", flush=True)
+    if unfinished(run):
         print(f"raystudy: some trials did not finish; continue with "
               f"`{request.resume_command()}`")
-    return run_dir
+    return run if storage.is_remote(run) else Path(run)
 
 
 def _load_resumed(request: Request) -> Request:
     if request.name:
         preflight.check_run_name(request.name)
-        run_dir = Path(storage_root(request.storage)) / request.name
+        run: Path | str = run_location(request.storage, request.name)
     else:
-        run_dir = find_resumable(request.storage, request.study)
-        if run_dir is None:
+        found = find_resumable(request.storage, request.study)
+        if found is None:
             raise UserError(
                 f"--resume: no unfinished {request.study} run under {request.storage}; "
                 "name one with --name"
             )
-        counts = trial_counts(run_dir)
+        run = found
+        counts = trial_counts(run)
         done = f" ({counts[0]} of {counts[1]} trials finished)" if counts else ""
-        print(f"raystudy: resuming {run_dir}{done}", flush=True)
-    request_file = run_dir / REQUEST_FILE
-    if not request_file.exists():
-        raise UserError(f"--resume: {run_dir} is not a raystudy run folder (no {REQUEST_FILE})")
+        print(f"raystudy: resuming {run}{done}", flush=True)
+    request_file = storage.join(str(run), REQUEST_FILE)
+    if not storage.exists(request_file):
+        raise UserError(f"--resume: {run} is not a raystudy run folder (no {REQUEST_FILE})")
     try:
-        saved = Request.from_json(json.loads(request_file.read_text()))
+        saved = Request.from_json(json.loads(storage.read_text(request_file)))
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"--resume: {request_file} is corrupt: {exc}") from None
     if saved.study != request.study:
-        raise UserError(f"--resume: {run_dir} is a {saved.study} run, not {request.study}")
+        raise UserError(f"--resume: {run} is a {saved.study} run, not {request.study}")
     saved.storage = request.storage
+    saved.name = storage.name(run)
     return saved

@@ -31,8 +31,8 @@ import torch
 from raystudy.algorithms.models import GPT
 from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
-from raystudy.errors import DataError
-from raystudy.platform import curves, datacheck
+from raystudy.errors import DataError, MissingDataError, UserError
+from raystudy.platform import curves, datacheck, storage
 from raystudy.platform.context import TrialContext
 from raystudy.platform.results import RunResults
 from raystudy.platform.study import Analysis, Metric, Study
@@ -139,8 +139,9 @@ def token_datasets(config: OptimizerRobustnessConfig) -> dict[str, Any]:
         return {}
     import ray.data
 
-    root = config.data.path.rstrip("/")
-    return {split: ray.data.read_numpy(f"{root}/{split}.npy") for split in ("train", "val")}
+    reads = {split: storage.data_source(storage.join(config.data.path, f"{split}.npy"))
+             for split in ("train", "val")}  # a store's endpoint goes into the filesystem
+    return {split: ray.data.read_numpy(path, filesystem=fs) for split, (path, fs) in reads.items()}
 
 
 def check_data(config: OptimizerRobustnessConfig) -> list[str]:
@@ -148,6 +149,13 @@ def check_data(config: OptimizerRobustnessConfig) -> list[str]:
     source, path = config.data.source, config.data.path
     if source == "tokens":
         if datacheck.is_remote(path):
+            for split in ("train", "val"):
+                try:
+                    found = storage.exists(storage.join(path, f"{split}.npy"))
+                except UserError as exc:  # a store this machine cannot reach
+                    raise MissingDataError(f"data.path {path}: {exc}") from None
+                if not found:
+                    raise MissingDataError(f"data.path {path}: no {split}.npy there")
             return [f"data.path={path} (object storage) is read by the trials"]
         hint = " (write token files with `raystudy data make-tokens OUT_DIR`)"
         for split in ("train", "val"):

@@ -98,14 +98,18 @@ def test_run_reads_token_files_with_ray_data_and_trains_on_two_workers(ray_sessi
     assert history[-1]["train/tokens"] == 6 * 16 * 16 * 2  # steps x seq x batch x workers
 
 
-def test_storage_uri_keeps_the_request_so_a_copy_can_be_reported(ray_session, tmp_path):
-    """Object-storage runs (s3://, gs://) go through pyarrow; file:// takes the same path."""
+def test_storage_uri_run_is_reported_through_a_local_copy(ray_session, tmp_path, capsys):
+    """Object-storage runs (s3://, gs://) go through pyarrow; file:// takes the same path:
+    the report is built from a downloaded copy and uploaded back next to the run."""
     argv = ["run", "optimizer_robustness", "--storage", f"file://{tmp_path}", "--name",
             "remote", *TINY]
     assert main(argv) == 2  # object storage: the dashboard database must be named
     assert main([*argv, "--optuna-storage", "off"]) == 0
-    assert not (tmp_path / "remote" / "report.md").exists()
+    assert f"report written to file://{tmp_path}/remote/report.md" in capsys.readouterr().out
     assert json.loads((tmp_path / "remote" / "raystudy.json").read_text())["study"] == (
         "optimizer_robustness")
-    assert main(["report", str(tmp_path / "remote")]) == 0
     assert summary(tmp_path / "remote")["counts"]["finished"] == 1
+    assert (tmp_path / "remote" / "report.html").exists()
+    (tmp_path / "remote" / "report.md").unlink()
+    assert main(["report", str(tmp_path / "remote")]) == 0
+    assert (tmp_path / "remote" / "report.md").exists()

@@ -59,3 +59,34 @@ def test_config_validation_messages():
         validate(tiny_config(**{"optimizer.lr": -0.1}))
     with pytest.raises(ConfigError, match="data.source=tokens needs data.path"):
         validate(tiny_config(**{"data.source": "tokens"}))
+
+
+@pytest.mark.ray
+def test_token_files_on_an_s3_compatible_store_are_read_with_ray_data(ray_session, s3_server,
+                                                                     tmp_path):
+    """data.path=s3://...?endpoint_override=...: the files are found on the store before
+    Ray, and Ray Data reads them through a filesystem that carries the endpoint."""
+    import numpy as np
+
+    from raystudy.errors import MissingDataError
+    from raystudy.platform import storage
+    from raystudy.studies.optimizer_robustness import check_data, token_datasets
+
+    rows = {"train": np.arange(6 * 17, dtype=np.uint16).reshape(6, 17),
+            "val": np.arange(2 * 17, dtype=np.uint16).reshape(2, 17) + 1000}
+    (tmp_path / "tokens").mkdir()
+    for split, array in rows.items():
+        np.save(tmp_path / "tokens" / f"{split}.npy", array)
+    uri = s3_server.uri(prefix="data/tokens")
+    storage.upload(tmp_path / "tokens", uri)
+
+    config = tiny_config(**{"data.source": "tokens", "data.path": uri})
+    assert check_data(config) == [f"data.path={uri} (object storage) is read by the trials"]
+    datasets = token_datasets(config)
+    for split, array in rows.items():
+        read = np.stack([row["data"] for row in datasets[split].take_all()])
+        np.testing.assert_array_equal(np.sort(read, axis=0), array)
+    missing = tiny_config(**{"data.source": "tokens",
+                             "data.path": s3_server.uri(prefix="data/elsewhere")})
+    with pytest.raises(MissingDataError, match=r"data/elsewhere\?endpoint.*: no train.npy"):
+        check_data(missing)
