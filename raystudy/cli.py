@@ -216,7 +216,8 @@ def _cluster(args: argparse.Namespace) -> int:
     if args.cluster_command == "start":
         spec.workers, spec.cpus_per_worker = args.workers, args.cpus_per_worker
         spec.autoscale = Path(args.autoscale) if args.autoscale else None
-        spec.head_cpus = args.head_cpus
+        if args.head_cpus is not None:
+            spec.head_cpus = args.head_cpus
         state = localcluster.start(spec)
         print(f"raystudy: local cluster up: {localcluster.describe(state)}")
         print(f"  attach:  raystudy sweep STUDY --address {state['address']}")
@@ -247,7 +248,8 @@ def _jobs(args: argparse.Namespace) -> int:
     elif args.jobs_command == "status":
         jobs.status(args.job_id, args.address)
     elif args.jobs_command == "logs":
-        jobs.logs(args.job_id, args.address, args.follow)
+        final = jobs.logs(args.job_id, args.address, args.follow)
+        return 0 if final in (None, "SUCCEEDED") else 1
     elif args.jobs_command == "stop":
         jobs.stop(args.job_id, args.address)
     elif args.jobs_command == "wait":

@@ -181,13 +181,15 @@ def status(job_id: str, address: str | None = None) -> str:
     return str(info.status)
 
 
-def logs(job_id: str, address: str | None = None, follow: bool = False) -> None:
+def logs(job_id: str, address: str | None = None, follow: bool = False) -> str | None:
+    """Print a job's output; with ``follow``, stream it until the job ends and return
+    its final status (so ``jobs logs --follow`` can exit 1 when the job failed)."""
     jobs = client(address)
     target = jobs.get_address()
     _call(target, job_id, jobs.get_job_info, job_id)
     if not follow:
         sys.stdout.write(_call(target, job_id, jobs.get_job_logs, job_id))
-        return
+        return None
 
     async def tail() -> None:
         async for chunk in jobs.tail_job_logs(job_id):
@@ -195,7 +197,9 @@ def logs(job_id: str, address: str | None = None, follow: bool = False) -> None:
             sys.stdout.flush()
 
     _call(target, job_id, lambda: asyncio.run(tail()))
-    print(f"raystudy: job {job_id} ended: {jobs.get_job_status(job_id)}")
+    final = str(jobs.get_job_status(job_id))
+    print(f"raystudy: job {job_id} ended: {final}")
+    return final
 
 
 def stop(job_id: str, address: str | None = None) -> bool:

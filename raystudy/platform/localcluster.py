@@ -270,7 +270,7 @@ import sys, ray
 from ray.experimental.internal_kv import _internal_kv_get
 ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 reported = bool(_internal_kv_get("__autoscaling_status"))
-print(sum(n["Alive"] for n in ray.nodes()) if reported else 0)
+print("ALIVE", sum(n["Alive"] for n in ray.nodes()) if reported else 0)
 """
 
 
@@ -282,13 +282,25 @@ def _wait_for_nodes(gcs_address: str, env: dict[str, str], count: int, head_pid:
     while time.monotonic() < deadline:
         done = subprocess.run([sys.executable, "-c", _READY, gcs_address], env=env, text=True,
                               capture_output=True, timeout=60)
-        if done.returncode == 0 and int(done.stdout.split()[-1]) >= count:
+        alive = [int(line.split()[1]) for line in done.stdout.splitlines()
+                 if line.startswith("ALIVE ")]
+        if done.returncode == 0 and alive and alive[-1] >= count:
             return
         if not _alive(head_pid):
             break
         time.sleep(1)
     raise UserError(f"the local cluster did not reach {count} node(s) within "
                     f"{START_TIMEOUT_S:.0f} s (see {log})")
+
+
+def _wait_for_log(log: Path, line: str, pid: int) -> None:
+    """Block until ``line`` appears in ``log`` (a node is up); one line if it dies first."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while line not in log.read_text(errors="replace"):
+        if not _alive(pid) or time.monotonic() > deadline:
+            tail = log.read_text(errors="replace").strip().splitlines()[-1:]
+            raise UserError(f"a worker node did not start (see {log}): {' '.join(tail)}")
+        time.sleep(0.5)
 
 
 def start(spec: ClusterSpec) -> dict[str, Any]:
@@ -339,13 +351,15 @@ def start(spec: ClusterSpec) -> dict[str, Any]:
                 tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
                 raise UserError(f"ray start --head failed (see {log}): {tail}")
             time.sleep(0.5)
-        for index in range(spec.workers):
+        for index in range(spec.workers):  # one at a time: a small machine's GCS keeps up
             worker_log = folder / f"worker-{index}.log"
-            state["worker_pids"].append(_spawn(
+            state["worker_pids"].append(_spawn(  # a temp dir of its own, as on a machine
                 [_ray_bin(), "start", "--block", "--address", gcs_address,
                  "--num-cpus", f"{spec.cpus_per_worker:g}",
+                 "--temp-dir", str(folder / f"node-{index}"),
                  "--dashboard-agent-listen-port", str(free_port())], worker_log, env))
             _save(folder, state)
+            _wait_for_log(worker_log, "Ray runtime started", state["worker_pids"][-1])
         if fake_config is not None:
             publish_cluster_config(gcs_address, fake_config, env)
         _wait_for_nodes(gcs_address, env, 1 + spec.workers, head_pid, log)
