@@ -49,7 +49,9 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
                        "evaluation episodes, E-step shards); 0 runs that work in the trial")
     group.add_argument("--cpus-per-map-task", type=_number(float, 0), default=1.0)
     group.add_argument("--address", default=None,
-                       help="Ray cluster to attach to (default: RAY_ADDRESS, else embedded Ray)")
+                       help="Ray cluster to attach to (default: RAY_ADDRESS, else a cluster "
+                       "`raystudy cluster start` runs here, else embedded Ray; 'local': "
+                       "embedded Ray)")
     group.add_argument("--connect-timeout", type=_number(float, 0.1), default=10.0,
                        metavar="S", help="seconds the cluster may take to answer (default 10)")
     group.add_argument("--placement-timeout", type=_number(float, 1), default=120.0,
@@ -306,10 +308,13 @@ def dispatch(args: argparse.Namespace) -> int:
             print(f"{entry.name:24s} {entry.description}")
         return 0
     if args.command in ("run", "sweep"):
+        from raystudy.platform.session import find_local_cluster
+
+        address = find_local_cluster(args.address)
         from raystudy.platform.runner import execute
 
         run_dir = execute(_request(args, args.command), resume=args.resume,
-                          address=args.address, connect_timeout_s=args.connect_timeout,
+                          address=address, connect_timeout_s=args.connect_timeout,
                           placement_timeout_s=args.placement_timeout,
                           cluster_config=args.cluster_config)
         return _exit_code(run_dir)

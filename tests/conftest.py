@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,9 @@ if _HELPERS not in sys.path:
 # Keep test output readable and Tune's logs small.
 os.environ.setdefault("RAY_DEDUP_LOGS", "1")
 os.environ.setdefault("TUNE_MAX_PENDING_TRIALS_PG", "2")
+# `raystudy run` attaches to a cluster `raystudy cluster start` runs on this machine; tests
+# look for one only where they start it themselves, never at a developer's own.
+os.environ["RAYSTUDY_CLUSTER_DIR"] = tempfile.mkdtemp(prefix="rs-no-cluster-")
 
 
 @pytest.fixture(scope="session")

@@ -63,13 +63,17 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
+def state_dir() -> Path:
+    """Where ``raystudy cluster`` keeps its state: RAYSTUDY_CLUSTER_DIR, else the default."""
+    return Path(os.environ.get("RAYSTUDY_CLUSTER_DIR", DEFAULT_DIR))
+
+
 @dataclass
 class ClusterSpec:
     """What to start. Ports default to the environment (RAY_PORT, DASHBOARD_PORT,
     CLIENT_PORT, AGENT_PORT) and then to Ray's usual numbers."""
 
-    dir: Path = field(default_factory=lambda: Path(
-        os.environ.get("RAYSTUDY_CLUSTER_DIR", DEFAULT_DIR)))
+    dir: Path = field(default_factory=state_dir)
     workers: int = 0
     cpus_per_worker: float = 1.0
     autoscale: Path | None = None

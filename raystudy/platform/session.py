@@ -17,8 +17,28 @@ from raystudy.errors import UserError
 
 
 def resolve_address(address: str | None) -> str | None:
-    """The cluster to attach to: ``--address`` first, then ``RAY_ADDRESS``, else None."""
-    return address or os.environ.get("RAY_ADDRESS") or None
+    """The cluster to attach to: ``--address`` first, then ``RAY_ADDRESS``, else None;
+    ``local`` asks for the embedded Ray by name (None)."""
+    target = address or os.environ.get("RAY_ADDRESS") or None
+    return None if target == "local" else target
+
+
+def find_local_cluster(address: str | None) -> str | None:
+    """``address`` as given; where none is (no ``--address``, no ``RAY_ADDRESS``), the
+    address of a cluster that ``raystudy cluster start`` runs on this machine, if any:
+    attaching to it takes a second where starting an embedded Ray takes several.
+    Called before Ray is imported, so the token mode it sets applies."""
+    if address or os.environ.get("RAY_ADDRESS"):
+        return address
+    from raystudy.platform.localcluster import running, state_dir
+
+    state = running(state_dir())
+    if state is None:
+        return None
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+    print(f"raystudy: attaching to the local cluster at {state['address']} (started with "
+          "`raystudy cluster start`; --address local for an embedded Ray)", flush=True)
+    return state["address"]
 
 
 def _auth_hint(message: str) -> str:

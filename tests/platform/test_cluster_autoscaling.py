@@ -22,15 +22,16 @@ pytestmark = pytest.mark.cluster
 IDLE_TIMEOUT_MINUTES = 0.1
 
 
-def _ft(cluster: LocalCluster, tmp: Path, *args: str,
-        timeout: float = 240) -> subprocess.CompletedProcess[str]:
-    """The real CLI with the test-only fault_test study, attached to ``cluster``."""
+def _ft(cluster: LocalCluster, tmp: Path, *args: str, timeout: float = 240,
+        attach: bool = True) -> subprocess.CompletedProcess[str]:
+    """The real CLI with the test-only fault_test study, attached to ``cluster`` (with
+    ``attach=False`` it is given no address and must find the cluster itself)."""
     profile = tmp / "quick.yaml"
     profile.write_text("config: {}\n")
     env = dict(cluster.env, PYTHONPATH=f"{HERE}:{cluster.env['PYTHONPATH']}")
     cmd = [str(BIN / "python"), str(HERE / "ft_cli.py"), *args, "--profile", str(profile),
            "--storage", str(tmp / "runs"), "--set", f"log_dir={tmp}",
-           "--address", cluster.gcs_address]
+           *(["--address", cluster.gcs_address] if attach else [])]
     return subprocess.run(cmd, env=env, text=True, capture_output=True, timeout=timeout)
 
 
@@ -94,6 +95,11 @@ def test_a_static_cluster_cannot_grow_so_never_placeable_is_refused(tmp_path: Pa
         assert len(alive_nodes(cluster)) == 2
         done = _ft(cluster, tmp_path, "run", "fault_test", "--workers", "1",
                    "--cpus-per-worker", "4")
+        (tmp_path / "found").mkdir()
+        found = _ft(cluster, tmp_path / "found", "run", "fault_test", "--set", "steps=2",
+                    attach=False)
+    assert found.returncode == 0, found.stdout[-2000:] + found.stderr[-2000:]
+    assert f"attaching to the local cluster at {cluster.gcs_address}" in found.stdout
     assert done.returncode == 2, done.stdout[-2000:] + done.stderr[-2000:]
     last = done.stderr.strip().splitlines()[-1]
     assert "CPU 4 in one place, but no node of the Ray cluster" in last, last
