@@ -216,7 +216,8 @@ def _cluster(args: argparse.Namespace) -> int:
     if args.cluster_command == "start":
         spec.workers, spec.cpus_per_worker = args.workers, args.cpus_per_worker
         spec.autoscale = Path(args.autoscale) if args.autoscale else None
-        spec.head_cpus = args.head_cpus
+        if args.head_cpus is not None:  # else NUM_CPUS, as local-cluster.sh documents
+            spec.head_cpus = args.head_cpus
         state = localcluster.start(spec)
         print(f"raystudy: local cluster up: {localcluster.describe(state)}")
         print(f"  attach:  raystudy sweep STUDY --address {state['address']}")

@@ -270,7 +270,7 @@ import sys, ray
 from ray.experimental.internal_kv import _internal_kv_get
 ray.init(address=sys.argv[1], logging_level="ERROR", log_to_driver=False)
 reported = bool(_internal_kv_get("__autoscaling_status"))
-print(sum(n["Alive"] for n in ray.nodes()) if reported else 0)
+print("ALIVE", sum(n["Alive"] for n in ray.nodes()) if reported else 0)
 """
 
 
@@ -282,13 +282,29 @@ def _wait_for_nodes(gcs_address: str, env: dict[str, str], count: int, head_pid:
     while time.monotonic() < deadline:
         done = subprocess.run([sys.executable, "-c", _READY, gcs_address], env=env, text=True,
                               capture_output=True, timeout=60)
-        if done.returncode == 0 and int(done.stdout.split()[-1]) >= count:
+        # Ray may print lines of its own after ours (seen with a 0-CPU head)
+        alive = [line.split()[1] for line in done.stdout.splitlines()
+                 if line.startswith("ALIVE ")]
+        if done.returncode == 0 and alive and int(alive[-1]) >= count:
             return
         if not _alive(head_pid):
             break
         time.sleep(1)
     raise UserError(f"the local cluster did not reach {count} node(s) within "
                     f"{START_TIMEOUT_S:.0f} s (see {log})")
+
+
+def _wait_node_started(log: Path, pid: int) -> None:
+    """Block until the ``ray start`` writing ``log`` says its node is up. Nodes started at
+    the same moment on one host pick the same socket name in the shared session folder
+    (Ray takes the first free one of ``plasma_store``, ``plasma_store.1``, ...), and one
+    raylet then dies with 'bind: Address already in use'; one at a time, they do not."""
+    deadline = time.monotonic() + START_TIMEOUT_S
+    while "Ray runtime started" not in log.read_text(errors="replace"):
+        if not _alive(pid) or time.monotonic() > deadline:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
+            raise UserError(f"ray start of a worker node failed (see {log}): {tail}")
+        time.sleep(0.2)
 
 
 def start(spec: ClusterSpec) -> dict[str, Any]:
@@ -346,6 +362,7 @@ def start(spec: ClusterSpec) -> dict[str, Any]:
                  "--num-cpus", f"{spec.cpus_per_worker:g}",
                  "--dashboard-agent-listen-port", str(free_port())], worker_log, env))
             _save(folder, state)
+            _wait_node_started(worker_log, state["worker_pids"][-1])
         if fake_config is not None:
             publish_cluster_config(gcs_address, fake_config, env)
         _wait_for_nodes(gcs_address, env, 1 + spec.workers, head_pid, log)
