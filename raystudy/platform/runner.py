@@ -112,7 +112,10 @@ def _search_alg(request: Request, study: Study, optuna_url: str | None):
     if request.search != "optuna":
         from ray.tune.search.basic_variant import BasicVariantGenerator
 
-        return BasicVariantGenerator(random_state=request.seed)
+        # Tune ignores max_concurrent_trials (with a warning) when search_alg is a
+        # generator like this one: the limit must be the generator's own.
+        return BasicVariantGenerator(random_state=request.seed,
+                                     max_concurrent=request.max_concurrent or 0)
     import optuna
 
     from raystudy.platform.optuna_mirror import RaystudyOptunaSearch
@@ -413,7 +416,7 @@ def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
             search_alg=_search_alg(request, study, optuna_url),
             scheduler=_scheduler(request, sweep_defaults),
             num_samples=request.samples,
-            max_concurrent_trials=request.max_concurrent,
+            max_concurrent_trials=request.max_concurrent if request.search == "optuna" else None,
             reuse_actors=study.reuse_actors and request.compute.workers == 0,
         ),
         run_config=tune.RunConfig(
