@@ -287,7 +287,7 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
         preflight.check_writable(run_dir, "--storage")
     optuna_url = storage_url(request.optuna_storage, run_dir, not remote)
     if optuna_url and not optuna_url.startswith("sqlite"):
-        open_storage(optuna_url)  # a database that cannot be reached: one line, now
+        open_storage(optuna_url).engine.dispose()  # one that cannot be reached: one line, now
     if target:
         preflight.probe_address(target, connect_timeout_s)
     else:
