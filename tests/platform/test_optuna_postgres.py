@@ -173,7 +173,11 @@ def test_two_sweeps_write_one_new_database_at_once(two_nodes, postgres, tmp_path
             assert len(detail["trials"]) == 2
     finally:
         server.send_signal(signal.SIGINT)
-        out, err = server.communicate(timeout=30)
+        try:
+            out, err = server.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            server.kill()  # leave no server behind; the test fails on the timeout
+            raise
     assert server.returncode == 0, err
     assert f"optuna-dashboard for {url} at http://127.0.0.1:{port}/dashboard/" in out
 
