@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test lint install clean
+.PHONY: demo test lint install postgres clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -16,10 +16,15 @@ $(VENV)/.installed: pyproject.toml
 
 install: $(VENV)/.installed
 
+# A PostgreSQL server for the --optuna-storage postgresql:// tests (Debian's package, where
+# root can install it); never fails: without one those tests skip.
+postgres:
+	@bash .ci/postgres.sh
+
 demo: install
 	$(VENV)/bin/raystudy sweep optimizer_robustness --profile quick --space demo
 
-test: install
+test: install postgres
 	$(VENV)/bin/ruff check raystudy tests bench
 	$(PY) -m pytest -q tests
 

@@ -116,7 +116,11 @@ def build_parser() -> argparse.ArgumentParser:
                         help="write the report here instead of into RUN_DIR (e.g. read-only)")
 
     dashboard = sub.add_parser("dashboard", help="optuna-dashboard on a run's database")
-    dashboard.add_argument("run_dir")
+    dashboard.add_argument("run_dir", nargs="?", default=None,
+                           help="a run folder: the database its sweep mirrored into")
+    dashboard.add_argument("--optuna-storage", default=None, metavar="URL",
+                           help="a database URL instead of RUN_DIR (every study in it), e.g. "
+                           "the postgresql:// URL the sweeps were given")
     dashboard.add_argument("--port", type=_number(int, 1, 65535), default=8080)
     dashboard.add_argument("--host", default="127.0.0.1",
                            help="address to serve on (0.0.0.0: reachable from other hosts)")
@@ -218,7 +222,7 @@ def _cluster(args: argparse.Namespace) -> int:
     if args.cluster_command == "start":
         spec.workers, spec.cpus_per_worker = args.workers, args.cpus_per_worker
         spec.autoscale = Path(args.autoscale) if args.autoscale else None
-        if args.head_cpus is not None:
+        if args.head_cpus is not None:  # else NUM_CPUS, as local-cluster.sh documents
             spec.head_cpus = args.head_cpus
         state = localcluster.start(spec)
         print(f"raystudy: local cluster up: {localcluster.describe(state)}")
@@ -326,7 +330,7 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "dashboard":
         from raystudy.platform.dashboard import serve
 
-        serve(args.run_dir, args.port, args.host)
+        serve(args.run_dir, args.port, args.host, url=args.optuna_storage)
         return 0
     if args.command == "data" and args.data_command == "make-tokens":
         from raystudy.platform.datasets import make_token_dataset

@@ -1,5 +1,5 @@
-"""Shared fixtures: one embedded Ray per test session, small tmpfs mounts, and a real
-S3-compatible server (moto) on loopback."""
+"""Shared fixtures: one embedded Ray per test session, small tmpfs mounts, a real
+S3-compatible server (moto) on loopback, and a throwaway PostgreSQL server."""
 
 from __future__ import annotations
 
@@ -74,4 +74,19 @@ def s3_server(monkeypatch):
     for key, value in CREDENTIALS.items():
         monkeypatch.setenv(key, value)
     with s3_server() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A throwaway PostgreSQL server on 127.0.0.1 for this test session (trust auth),
+    stopped and removed at the end; yields ``PostgresServer`` (``.url(db)``,
+    ``.create_database(name)``). Skipped, with the reason, where no server can be started.
+    See tests/platform/pg_helpers.py."""
+    from pg_helpers import postgres_server, why_not
+
+    reason = why_not()
+    if reason:
+        pytest.skip(reason)
+    with postgres_server() as server:
         yield server

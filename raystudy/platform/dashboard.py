@@ -3,7 +3,9 @@
 The database is the one the sweep mirrored its trials into (``optuna.db`` in the run
 folder, or the ``--optuna-storage`` URL saved with the request), so the page shows the
 trial table, parameter importances, parallel coordinates and each trial's intermediate
-values, live while the sweep runs. Needs the ``dashboard`` extra.
+values, live while the sweep runs. ``raystudy dashboard --optuna-storage URL`` serves a
+database by its URL instead, every study in it: a PostgreSQL server that a cluster's
+sweeps share, whose run folders may be on object storage. Needs the ``dashboard`` extra.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from raystudy.errors import DataError, UserError
-from raystudy.platform.optuna_mirror import DEFAULT_DB, open_storage, storage_url
+from raystudy.platform.optuna_mirror import DEFAULT_DB, open_storage, shown_url, storage_url
 from raystudy.platform.registry import require_extra
 from raystudy.platform.results import REQUEST_FILE
 
@@ -48,26 +50,41 @@ def _check_port(host: str, port: int) -> None:
                             "pick another with --port") from None
 
 
-def serve(run_dir: str, port: int = 8080, host: str = "127.0.0.1") -> None:
-    """Serve optuna-dashboard for ``run_dir`` and block; Ctrl-C stops it."""
+def serve(run_dir: str | None, port: int = 8080, host: str = "127.0.0.1",
+          url: str | None = None) -> None:
+    """Serve optuna-dashboard for ``run_dir``'s database, or the database at ``url``
+    (``--optuna-storage``: a server that several sweeps share), and block; Ctrl-C stops it."""
+    if (run_dir is None) == (url is None):
+        raise UserError("raystudy dashboard takes RUN_DIR or --optuna-storage URL (one of them)")
     require_extra("raystudy dashboard", "dashboard", ("optuna_dashboard",))
-    folder = Path(run_dir)
-    storage = open_storage(run_storage_url(folder))
+    shown = run_dir if url is None else shown_url(url)
+    storage = open_storage(url or run_storage_url(Path(run_dir)))
     _check_port(host, port)
-    from optuna_dashboard import run_server
+    from optuna_dashboard import wsgi
 
-    print(f"raystudy: optuna-dashboard for {folder} at http://{host}:{port}/dashboard/ "
+    app = wsgi(storage)
+    print(f"raystudy: optuna-dashboard for {shown} at http://{host}:{port}/dashboard/ "
           "(Ctrl-C to stop)", flush=True)
-    # Ctrl-C and SIGTERM stop the server, even when started from a script that ignores
-    # SIGINT for its background jobs.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-    signal.signal(signal.SIGTERM, _interrupt)
-    try:
-        run_server(storage, host=host, port=port)  # returns on Ctrl-C, or raises it
-    except KeyboardInterrupt:
-        pass
+    _serve_until_stopped(app, host, port)
     print("raystudy: dashboard stopped", flush=True)
 
 
-def _interrupt(signum: int, frame: Any) -> None:
-    raise KeyboardInterrupt
+def _serve_until_stopped(app: Any, host: str, port: int) -> None:
+    """wsgiref's server until Ctrl-C or SIGTERM, which shut it down between requests: a
+    KeyboardInterrupt raised inside a request is swallowed by wsgiref's error handler and
+    the server would go on (seen with a signal sent right after a reply). Installed here
+    also for a script that ignores SIGINT for its background jobs."""
+    import threading
+    from wsgiref.simple_server import make_server
+
+    server = make_server(host, port, app)
+
+    def stop(signum: int, frame: Any) -> None:
+        threading.Thread(target=server.shutdown, daemon=True).start()
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        server.serve_forever(poll_interval=0.2)
+    finally:
+        server.server_close()

@@ -297,14 +297,18 @@ def _wait_for_nodes(gcs_address: str, env: dict[str, str], count: int, head_pid:
                     f"{START_TIMEOUT_S:.0f} s (see {log})")
 
 
-def _wait_for_log(log: Path, line: str, pid: int) -> None:
-    """Block until ``line`` appears in ``log`` (a node is up); one line if it dies first."""
+def _wait_node_started(log: Path, pid: int) -> None:
+    """Block until the ``ray start`` writing ``log`` says its node is up. Nodes started at
+    the same moment on one host sharing a session folder pick the same socket name
+    (``plasma_store``, ``plasma_store.1``, ...) and one raylet dies with 'bind: Address
+    already in use'; nodes have temp dirs of their own now, and one at a time a 2-core
+    machine's GCS also keeps up (four at once timed out registering)."""
     deadline = time.monotonic() + START_TIMEOUT_S
-    while line not in log.read_text(errors="replace"):
+    while "Ray runtime started" not in log.read_text(errors="replace"):
         if not _alive(pid) or time.monotonic() > deadline:
-            tail = log.read_text(errors="replace").strip().splitlines()[-1:]
-            raise UserError(f"a worker node did not start (see {log}): {' '.join(tail)}")
-        time.sleep(0.5)
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-5:])
+            raise UserError(f"ray start of a worker node failed (see {log}): {tail}")
+        time.sleep(0.2)
 
 
 def start(spec: ClusterSpec) -> dict[str, Any]:
@@ -363,7 +367,7 @@ def start(spec: ClusterSpec) -> dict[str, Any]:
                  "--temp-dir", str(folder / f"node-{index}"),
                  "--dashboard-agent-listen-port", str(free_port())], worker_log, env))
             _save(folder, state)
-            _wait_for_log(worker_log, "Ray runtime started", state["worker_pids"][-1])
+            _wait_node_started(worker_log, state["worker_pids"][-1])
         if fake_config is not None:
             publish_cluster_config(gcs_address, fake_config, env)
         _wait_for_nodes(gcs_address, env, 1 + spec.workers, head_pid, log)

@@ -37,6 +37,8 @@ DEFAULT_DB = "optuna.db"
 TUNE_ID = "tune_trial_id"
 _FLUSH_S = 30.0  # a running trial's user attributes are refreshed at most this often
 PRUNED: set[str] = set()  # Tune trial ids the scheduler stopped before their end
+_CONNECT_TIMEOUT_S = 10  # a PostgreSQL server that does not answer: one line after this
+_SCHEMA_TRIES = 5  # drivers opening a new database at once: tries to create its tables
 
 
 class PruningASHA(ASHAScheduler):
@@ -64,23 +66,62 @@ def storage_url(setting: str | None, run_dir: Path, local: bool) -> str | None:
 
 
 def open_storage(url: str):
-    """An Optuna RDB storage; a URL it cannot use is one line."""
+    """An Optuna RDB storage; a URL it cannot use is one line, its password hidden."""
     import optuna
+    from sqlalchemy import exc as sa_exc
 
     sqlite = url.startswith("sqlite")
-    try:
-        # SQLite: wait for the lock rather than fail while the dashboard reads.
-        storage = optuna.storages.RDBStorage(
-            url, engine_kwargs={"connect_args": {"timeout": 30}} if sqlite else {})
-    except Exception as exc:
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        raise UserError(f"--optuna-storage {url}: cannot open it ({first[:200]})") from None
+    for attempt in range(1, _SCHEMA_TRIES + 1):
+        try:
+            storage = optuna.storages.RDBStorage(url, engine_kwargs=_engine_kwargs(url))
+            break
+        except (sa_exc.IntegrityError, sa_exc.ProgrammingError) as exc:
+            # Drivers that open a new database at once race to create Optuna's tables;
+            # the losers fail on a duplicate, and on the next try the tables are there.
+            if attempt == _SCHEMA_TRIES:
+                raise UserError(f"--optuna-storage {shown_url(url)}: cannot open it "
+                                f"({_first_line(exc)})") from None
+        except ImportError as exc:
+            scheme = url.split(":", 1)[0]
+            hint = ("pip install psycopg2-binary" if scheme.endswith("+psycopg2") else
+                    "pip install 'raystudy[postgres]' (psycopg)" if scheme.startswith("postgres")
+                    else "install the driver SQLAlchemy names for it")
+            raise UserError(f"--optuna-storage {shown_url(url)}: no database driver "
+                            f"({_first_line(exc.__cause__ or exc)}); {hint}") from None
+        except Exception as exc:
+            raise UserError(f"--optuna-storage {shown_url(url)}: cannot open it "
+                            f"({_first_line(exc)})") from None
     if sqlite:
         from sqlalchemy import event
 
         event.listen(storage.engine, "connect", _sqlite_pragmas)
         storage.engine.dispose()  # connections from now on get the pragmas
     return storage
+
+
+def _engine_kwargs(url: str) -> dict[str, Any]:
+    """SQLite waits for the lock rather than fail while the dashboard reads; PostgreSQL
+    gives up on a server that does not answer after ``_CONNECT_TIMEOUT_S`` (psycopg's own
+    default is 130 s), unless the URL sets ``connect_timeout``."""
+    if url.startswith("sqlite"):
+        return {"connect_args": {"timeout": 30}}
+    if url.startswith("postgres") and "connect_timeout=" not in url:
+        return {"connect_args": {"connect_timeout": _CONNECT_TIMEOUT_S}}
+    return {}
+
+
+def shown_url(url: str) -> str:
+    """A database URL as it may be printed: the password replaced by ``***``."""
+    from sqlalchemy.engine import make_url
+
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except Exception:
+        return url
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [type(exc).__name__])[0][:200]
 
 
 def _sqlite_pragmas(connection: Any, record: Any) -> None:
@@ -119,7 +160,8 @@ def _never_breaks_the_sweep(hook: Callable) -> Callable:
             if not self._warned:
                 self._warned = True
                 print(f"raystudy: warning: the optuna-dashboard mirror stopped writing to "
-                      f"{self.url}: {type(exc).__name__}: {str(exc)[:200]}", file=sys.stderr)
+                      f"{shown_url(self.url)}: {type(exc).__name__}: {str(exc)[:200]}",
+                      file=sys.stderr)
 
     return guarded
 

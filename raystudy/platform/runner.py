@@ -112,7 +112,10 @@ def _search_alg(request: Request, study: Study, optuna_url: str | None):
     if request.search != "optuna":
         from ray.tune.search.basic_variant import BasicVariantGenerator
 
-        return BasicVariantGenerator(random_state=request.seed)
+        # Tune ignores max_concurrent_trials (with a warning) when search_alg is a
+        # generator like this one: the limit must be the generator's own.
+        return BasicVariantGenerator(random_state=request.seed,
+                                     max_concurrent=request.max_concurrent or 0)
     import optuna
 
     from raystudy.platform.optuna_mirror import RaystudyOptunaSearch
@@ -284,7 +287,7 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
         preflight.check_writable(run_dir, "--storage")
     optuna_url = storage_url(request.optuna_storage, run_dir, not remote)
     if optuna_url and not optuna_url.startswith("sqlite"):
-        open_storage(optuna_url)  # a database that cannot be reached: one line, now
+        open_storage(optuna_url).engine.dispose()  # one that cannot be reached: one line, now
     if target:
         preflight.probe_address(target, connect_timeout_s)
     else:
@@ -413,7 +416,7 @@ def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
             search_alg=_search_alg(request, study, optuna_url),
             scheduler=_scheduler(request, sweep_defaults),
             num_samples=request.samples,
-            max_concurrent_trials=request.max_concurrent,
+            max_concurrent_trials=request.max_concurrent if request.search == "optuna" else None,
             reuse_actors=study.reuse_actors and request.compute.workers == 0,
         ),
         run_config=tune.RunConfig(

@@ -113,3 +113,17 @@ def test_storage_uri_run_is_reported_through_a_local_copy(ray_session, tmp_path,
     (tmp_path / "remote" / "report.md").unlink()
     assert main(["report", str(tmp_path / "remote")]) == 0
     assert (tmp_path / "remote" / "report.md").exists()
+
+
+@pytest.mark.parametrize("search", ["grid", "random"])
+def test_max_concurrent_is_the_generators_own_limit(search):
+    """Tune ignores ``max_concurrent_trials`` when ``search_alg`` is a generator (as for
+    grid and random), so --max-concurrent must reach the generator itself."""
+    from raystudy.platform.registry import get_study
+    from raystudy.platform.runner import Request, _search_alg
+
+    request = Request(kind="sweep", study="optimizer_robustness", search=search,
+                      max_concurrent=3)
+    assert _search_alg(request, get_study("optimizer_robustness"), None).max_concurrent == 3
+    request.max_concurrent = None
+    assert _search_alg(request, get_study("optimizer_robustness"), None).max_concurrent == 0
