@@ -21,6 +21,7 @@ import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 SCRIPT = REPO / "clusters" / "local-cluster.sh"
@@ -95,3 +96,18 @@ def alive_nodes(cluster: LocalCluster) -> list[dict]:
                           text=True, capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def get_json(url: str, deadline: float) -> Any:
+    """The JSON served at ``url``, polled until it answers or ``deadline`` (monotonic)."""
+    import json
+    import time
+    import urllib.request
+
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=5) as response:
+                return json.loads(response.read())
+        except OSError:
+            assert time.monotonic() < deadline, f"nothing served at {url}"
+            time.sleep(0.2)

@@ -9,11 +9,11 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 
 import optuna
 import pytest
 import ray.cloudpickle
+from cluster_helpers import get_json
 
 from raystudy.cli import main
 from raystudy.errors import UserError
@@ -66,15 +66,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _get_json(url: str, deadline: float):
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return json.loads(response.read())
-        except OSError:
-            assert time.monotonic() < deadline, f"nothing served at {url}"
-            time.sleep(0.2)
-
 
 @pytest.mark.ray
 def test_sweep_states_values_and_dashboard(ray_session, fault_study, tmp_path):
@@ -117,9 +108,9 @@ def test_sweep_states_values_and_dashboard(ray_session, fault_study, tmp_path):
                               stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 60
-        studies = _get_json(f"http://127.0.0.1:{port}/api/studies", deadline)["study_summaries"]
+        studies = get_json(f"http://127.0.0.1:{port}/api/studies", deadline)["study_summaries"]
         assert [s["study_name"] for s in studies] == ["m"]
-        detail = _get_json(f"http://127.0.0.1:{port}/api/studies/{studies[0]['study_id']}",
+        detail = get_json(f"http://127.0.0.1:{port}/api/studies/{studies[0]['study_id']}",
                            deadline)
         assert len(detail["trials"]) == 4
         assert {t["state"] for t in detail["trials"]} == {"Complete", "Fail"}

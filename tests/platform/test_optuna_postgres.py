@@ -17,14 +17,20 @@ import socket
 import subprocess
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import optuna
 import pytest
-from cluster_helpers import BIN, LocalCluster, alive_nodes, free_port, local_cluster
+from cluster_helpers import (
+    BIN,
+    LocalCluster,
+    alive_nodes,
+    free_port,
+    get_json,
+    local_cluster,
+)
 from ft_helpers import HERE, _node_steps
 
 from raystudy.cli import main
@@ -124,15 +130,6 @@ def test_sweep_on_two_nodes_at_once_is_mirrored_into_postgres(two_nodes, postgre
                for a in trials for b in trials), "two nodes ran trials at the same time"
 
 
-def _get_json(url: str, deadline: float) -> Any:
-    while True:
-        try:
-            with urllib.request.urlopen(url, timeout=5) as response:
-                return json.loads(response.read())
-        except OSError:
-            assert time.monotonic() < deadline, f"nothing served at {url}"
-            time.sleep(0.2)
-
 
 @pytest.mark.cluster
 def test_two_sweeps_write_one_new_database_at_once(two_nodes, postgres, tmp_path):
@@ -166,10 +163,10 @@ def test_two_sweeps_write_one_new_database_at_once(two_nodes, postgres, tmp_path
     try:
         deadline = time.monotonic() + 60
         api = f"http://127.0.0.1:{port}/api/studies"
-        studies = _get_json(api, deadline)["study_summaries"]
+        studies = get_json(api, deadline)["study_summaries"]
         assert sorted(s["study_name"] for s in studies) == ["sa", "sb"]
         for study in studies:
-            detail = _get_json(f"{api}/{study['study_id']}", deadline)
+            detail = get_json(f"{api}/{study['study_id']}", deadline)
             assert len(detail["trials"]) == 2
     finally:
         server.send_signal(signal.SIGINT)
