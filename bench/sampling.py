@@ -402,7 +402,7 @@ def ray_data_consumers(args: argparse.Namespace, coll: H5ADCollection) -> None:
     """
     import ray
 
-    from raystudy.platform.blocksource import (
+    from raystudy.studies.cell_classifier_blocks import (
         BlockSampledDatasource,
         iter_minibatches,
         read_block_sampled,

@@ -13,7 +13,7 @@ Launch::
         --workers 4 --gpus-per-worker 1
 
 Each trial trains an MLP (log1p expression -> cell line) reading its minibatches from
-a :class:`~raystudy.platform.blocksource.BlockSampledDatasource` (Ray Data; one block
+a :class:`~raystudy.studies.cell_classifier_blocks.BlockSampledDatasource` (Ray Data; one block
 per minibatch, split across Ray Train workers by ``get_dataset_shard``). The swept key
 ``sampling.loader`` names the loader: ``random`` (permutation, rows read one by one),
 ``streaming/F`` (file order, fetch factor F) or ``block/B/F`` (block size B, fetch
@@ -191,7 +191,7 @@ def train_strategy(config: CellClassifierConfig, train_rows: np.ndarray) -> Samp
 
 def train_datasets(config: CellClassifierConfig) -> dict[str, Any]:
     """The training cells as a block-sampled Ray Dataset of ``train.epochs`` epochs."""
-    from raystudy.platform.blocksource import BlockSampledDatasource, read_block_sampled
+    from raystudy.studies.cell_classifier_blocks import BlockSampledDatasource, read_block_sampled
 
     coll, val = open_collection(config)
     train_rows = np.setdiff1d(np.arange(coll.n_rows), val)
@@ -250,7 +250,7 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def train_loop(config: CellClassifierConfig, ctx: TrialContext) -> None:
-    from raystudy.platform.blocksource import iter_minibatches
+    from raystudy.studies.cell_classifier_blocks import iter_minibatches
 
     torch.set_num_threads(config.train.threads)
     torch.manual_seed(config.train.seed)

@@ -1,5 +1,9 @@
 """``raystudy data ...``: make datasets the studies read, with clear errors.
 
+The generators are the studies' own (byte tokens for optimizer_robustness, a synthetic
+h5ad collection for cell_classifier, offline-RL sets for contrastive_imitation), so they
+live beside the studies, not in the platform, which knows no paper.
+
 Each command checks its output folder first (a probe write, and room for the estimated
 size), so a read-only mount, a permission problem or a full disk is one line naming the
 folder before anything is written; the writers themselves write to temporary files and
