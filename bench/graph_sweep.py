@@ -56,7 +56,7 @@ def serial(space: str) -> None:
 
     from raystudy.platform.config import apply_overrides, load_config
     from raystudy.platform.context import LocalContext
-    from raystudy.studies.graph_transfer import STUDY
+    from raystudy.studies.graph_transfer.recipe import STUDY
 
     torch.set_num_threads(1)
     base = load_config(STUDY.config_cls, "graph_transfer", "quick")

@@ -402,7 +402,7 @@ def ray_data_consumers(args: argparse.Namespace, coll: H5ADCollection) -> None:
     """
     import ray
 
-    from raystudy.studies.cell_classifier_blocks import (
+    from raystudy.studies.cell_classifier.blocks import (
         BlockSampledDatasource,
         iter_minibatches,
         read_block_sampled,
@@ -412,7 +412,7 @@ def ray_data_consumers(args: argparse.Namespace, coll: H5ADCollection) -> None:
     def consume(shard, n_cols: int, work: str) -> tuple[np.ndarray, np.ndarray, list]:
         import torch
 
-        from raystudy.studies.cell_classifier import mlp
+        from raystudy.studies.cell_classifier.recipe import mlp
 
         torch.set_num_threads(1)
         model = mlp(n_cols, 128, len(coll.categories["plate"]))

@@ -41,7 +41,7 @@ def plain_loop(n: int) -> None:
     """The same trials, one after another, with no Ray at all."""
     from raystudy.platform.config import apply_overrides
     from raystudy.platform.context import LocalContext
-    from raystudy.studies.optimizer_robustness import STUDY, OptimizerRobustnessConfig
+    from raystudy.studies.optimizer_robustness.recipe import STUDY, OptimizerRobustnessConfig
 
     for lr in lr_grid(n):
         config = apply_overrides(OptimizerRobustnessConfig(), {**TINY, "optimizer.lr": lr})
@@ -96,7 +96,7 @@ def mirror_cpu_per_trial(n: int, tmp: str) -> float:
     """CPU seconds per trial of the mirror alone: start, two reports, completion."""
     from raystudy.platform.optuna_mirror import OptunaMirror
     from raystudy.platform.spaces import optuna_distributions
-    from raystudy.studies.optimizer_robustness import OptimizerRobustnessConfig
+    from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
 
     grid = {"optimizer.lr": {"grid": lr_grid(n)}}
     mirror = OptunaMirror(f"sqlite:///{tmp}/mirror.db", "bench", "eval/loss", "min",

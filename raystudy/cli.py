@@ -68,7 +68,8 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_study_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("study", help="study name (see `raystudy list`)")
+    parser.add_argument("study", help="a study name (see `raystudy list`) or a study file, "
+                        "path/to/my_study.py")
     parser.add_argument("--profile", default="quick",
                         help="quick (minutes on 2 CPUs) | paper | a YAML file")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
@@ -87,7 +88,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    sub.add_parser("list", help="list the studies")
+    sub.add_parser("list", help="list the studies (and where each comes from)")
+    cp = sub.add_parser("cp", help="copy a study (recipe, profiles, spaces) into a folder, "
+                        "to start a variant: then `raystudy run DEST/NAME.py`")
+    cp.add_argument("study", help="a registered study, e.g. optimizer_robustness")
+    cp.add_argument("dest", help="folder to copy into (created; must not hold the files)")
+    cp.add_argument("--name", default=None,
+                    help="the copy's study name (default: my_STUDY)")
 
     run = sub.add_parser("run", help="one training run of a study")
     _add_study_args(run)
@@ -288,7 +295,10 @@ def _request(args: argparse.Namespace, kind: str):
     compute = Compute(workers=args.workers, cpus_per_worker=args.cpus_per_worker,
                       gpus_per_worker=args.gpus_per_worker, map_tasks=args.map_tasks,
                       cpus_per_map_task=args.cpus_per_map_task)
-    request = Request(kind=kind, study=args.study, profile=args.profile,
+    study = args.study
+    if study.endswith(".py"):  # a study file: saved absolute, so --resume finds it anywhere
+        study = str(Path(study).expanduser().resolve())
+    request = Request(kind=kind, study=study, profile=args.profile,
                       overrides=parse_set_args(args.overrides), compute=compute,
                       storage=args.storage, name=args.name)
     request.mlflow = args.mlflow
@@ -304,12 +314,28 @@ def _request(args: argparse.Namespace, kind: str):
     return request
 
 
+def _list_studies() -> int:
+    """One line per study: name, origin, description; a broken plugin is one line too."""
+    from raystudy.platform.registry import describe, entries
+
+    for entry in entries():
+        try:
+            text = describe(entry)
+        except Exception as exc:  # a third-party plugin may fail any way: name it, go on
+            text = f"BROKEN: {entry.target} does not import ({type(exc).__name__}: {exc})"
+        print(f"{entry.name:24s} [{entry.origin}] {_one_line(text)}")
+    return 0
+
+
 def dispatch(args: argparse.Namespace) -> int:
     if args.command == "list":
-        from raystudy.platform.registry import entries
+        return _list_studies()
+    if args.command == "cp":
+        from raystudy.platform.copystudy import copy_study
 
-        for entry in entries():
-            print(f"{entry.name:24s} {entry.description}")
+        recipe = copy_study(args.study, args.dest, args.name)
+        print(f"raystudy: copied {args.study} to {recipe}; run it with "
+              f"`raystudy run {recipe}`")
         return 0
     if args.command in ("run", "sweep"):
         from raystudy.platform.session import find_local_cluster

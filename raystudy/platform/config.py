@@ -1,5 +1,11 @@
 """Study configs: nested dataclasses, YAML profiles and ``--set a.b=value`` overrides.
 
+Fields are typed once and checked here, with the key named: choices are ``Literal``,
+lists are tuples, and simple bounds sit on the field (``steps: PositiveInt = 120``, or
+``Annotated[float, Range(gt=0, lt=1)]``), so a study's ``validate()`` keeps only the
+rules that span fields. ``parse_spec`` is the one small grammar for specs such as
+``l2_er/1e-4/1e-2+layernorm``.
+
 A study's config is a dataclass whose fields are scalars or nested dataclasses. Its
 defaults are the ``quick`` profile; a profile YAML overrides some fields, and each
 ``--set key=value`` overrides one more. Every key is checked against the dataclass
@@ -14,20 +20,80 @@ import math
 import types
 import typing
 from collections.abc import Iterable, Mapping
-from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import yaml
 
 from raystudy.errors import ConfigError
 
-SPACES_PACKAGE = "raystudy.search_spaces"
+
+@dataclasses.dataclass(frozen=True)
+class Range:
+    """Bounds of a numeric field, checked by the config layer: ``Annotated[int, Range(ge=1)]``."""
+
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def check(self, key: str, value: Any) -> None:
+        if value is None:
+            return
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"{key}={value} must be a finite number")
+        for bound, ok, word in ((self.ge, lambda b: value >= b, ">="),
+                                (self.gt, lambda b: value > b, ">"),
+                                (self.le, lambda b: value <= b, "<="),
+                                (self.lt, lambda b: value < b, "<")):
+            if bound is not None and not ok(bound):
+                raise ConfigError(f"{key}={value} must be {word} {bound:g}")
+
+
+PositiveInt = Annotated[int, Range(ge=1)]
+NonNegativeInt = Annotated[int, Range(ge=0)]
+PositiveFloat = Annotated[float, Range(gt=0)]
+NonNegativeFloat = Annotated[float, Range(ge=0)]
+Fraction = Annotated[float, Range(gt=0, lt=1)]
+"""Strictly between 0 and 1."""
+
+
+@dataclasses.dataclass(frozen=True)
+class SpecTerm:
+    """One term of a spec: ``name/arg/arg`` (numbers parsed, words kept as text)."""
+
+    name: str
+    args: tuple[float | str, ...] = ()
+
+    def __str__(self) -> str:
+        return "/".join([self.name, *(f"{a:g}" if isinstance(a, float) else a
+                                      for a in self.args)])
+
+
+def parse_spec(text: str, key: str = "spec") -> tuple[SpecTerm, ...]:
+    """``"l2_er/1e-4/1e-2+layernorm"`` -> ``(SpecTerm("l2_er", (1e-4, 1e-2)),
+    SpecTerm("layernorm"))``: terms joined by ``+``, arguments by ``/``; an empty term or
+    name is a ConfigError naming ``key``."""
+    terms = []
+    for part in str(text).strip().split("+"):
+        name, *args = (piece.strip() for piece in part.split("/"))
+        if not name or any(not a for a in args):
+            raise ConfigError(f"{key}={text!r}: empty term or argument (expected "
+                              "name/arg/...+name/...)")
+        terms.append(SpecTerm(name, tuple(_number_or_word(a) for a in args)))
+    return tuple(terms)
+
+
+def _number_or_word(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
 
 
 def flat_fields(config_cls: type, prefix: str = "") -> dict[str, Any]:
     """Map every dotted leaf key of a config dataclass to its resolved type."""
-    hints = typing.get_type_hints(config_cls)
+    hints = typing.get_type_hints(config_cls, include_extras=True)
     out: dict[str, Any] = {}
     for field in dataclasses.fields(config_cls):
         key = f"{prefix}{field.name}"
@@ -71,6 +137,13 @@ def _type_name(hint: Any) -> str:
 def coerce(key: str, value: Any, hint: Any) -> Any:
     """Coerce ``value`` (from YAML or a ``--set`` string) to the field type ``hint``."""
     origin = typing.get_origin(hint)
+    if origin is Annotated:
+        base, *extras = typing.get_args(hint)
+        value = coerce(key, value, base)
+        for extra in extras:
+            if isinstance(extra, Range):
+                extra.check(key, value)
+        return value
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(hint)
         if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
@@ -138,9 +211,14 @@ def unknown_key_error(key: str, valid: Iterable[str]) -> ConfigError:
     return ConfigError(f"unknown config key '{key}'; valid keys: {', '.join(sorted(valid))}")
 
 
-def apply_overrides(config: Any, overrides: Mapping[str, Any]) -> Any:
-    """Return a copy of ``config`` with dotted-key ``overrides`` applied and coerced."""
-    fields = flat_fields(type(config))
+def apply_overrides(config: Any, overrides: Mapping[str, Any],
+                    fields: Mapping[str, Any] | None = None) -> Any:
+    """Return a copy of ``config`` with dotted-key ``overrides`` applied and coerced.
+
+    ``fields``: ``flat_fields`` of the config class, resolved where its module can be
+    imported (a study file's class travels to Ray workers by value, without its module).
+    """
+    fields = fields if fields is not None else flat_fields(type(config))
     for key in overrides:
         if key not in fields:
             raise unknown_key_error(key, fields)
@@ -171,8 +249,17 @@ def parse_set_args(pairs: Iterable[str]) -> dict[str, str]:
     return out
 
 
-def validate(config: Any) -> Any:
-    """Run the config's own ``validate()`` (if any), turning ValueError into ConfigError."""
+def check_bounds(config: Any, fields: Mapping[str, Any] | None = None) -> None:
+    """Every field's declared ``Range`` and ``Literal`` choices, defaults included."""
+    fields = fields if fields is not None else flat_fields(type(config))
+    for key, value in to_flat_dict(config).items():
+        coerce(key, value, fields[key])
+
+
+def validate(config: Any, fields: Mapping[str, Any] | None = None) -> Any:
+    """The fields' declared bounds, then the config's own ``validate()`` (rules that span
+    fields), a ValueError becoming a ConfigError. ``fields`` as for ``apply_overrides``."""
+    check_bounds(config, fields)
     check = getattr(config, "validate", None)
     if check is not None:
         try:
@@ -201,38 +288,60 @@ def read_yaml(path: Path | str) -> dict[str, Any]:
     return dict(data)
 
 
-def study_dir(study_name: str) -> Path:
-    """Folder of a study's shipped YAML files (profiles/ and spaces/)."""
-    return Path(str(resources.files(SPACES_PACKAGE) / study_name))
+def study_dir(study: Any) -> Path | None:
+    """Folder of a study's YAML files (``profiles/`` and ``spaces/``): its ``home``.
+
+    ``study`` is a ``Study`` or a registered name."""
+    if isinstance(study, str):
+        from raystudy.platform.registry import get_study
+
+        study = get_study(study)
+    return study.home
 
 
-def available(study_name: str, kind: str) -> list[str]:
+def _label(study: Any) -> str:
+    return study if isinstance(study, str) else study.name
+
+
+def available(study: Any, kind: str) -> list[str]:
     """Names of the study's shipped profiles or spaces (``kind`` is profiles|spaces)."""
-    folder = study_dir(study_name) / kind
-    return sorted(p.stem for p in folder.glob("*.yaml")) if folder.is_dir() else []
+    home = study_dir(study)
+    folder = home / kind if home is not None else None
+    return sorted(p.stem for p in folder.glob("*.yaml")) if folder and folder.is_dir() else []
 
 
-def resolve_yaml(study_name: str, kind: str, name_or_path: str) -> Path:
-    """A shipped profile/space by name, or a user's YAML file by path."""
+def resolve_yaml(study: Any, kind: str, name_or_path: str) -> Path | None:
+    """A study's profile/space by name, or a user's YAML file by path.
+
+    A study without a ``quick`` profile runs on its config's defaults (None)."""
     candidate = Path(name_or_path)
     if candidate.suffix in (".yaml", ".yml"):
         if not candidate.is_file():
             raise ConfigError(f"file not found: {candidate}")
         return candidate
-    shipped = study_dir(study_name) / kind / f"{name_or_path}.yaml"
-    if not shipped.is_file():
-        names = ", ".join(available(study_name, kind)) or "none"
-        raise ConfigError(
-            f"unknown {kind[:-1]} '{name_or_path}' for study {study_name}; available: {names}"
-        )
+    home = study_dir(study)
+    shipped = home / kind / f"{name_or_path}.yaml" if home is not None else None
+    if shipped is None or not shipped.is_file():
+        if kind == "profiles" and name_or_path == "quick":
+            return None
+        names = ", ".join(available(study, kind)) or "none"
+        raise ConfigError(f"unknown {kind[:-1]} '{name_or_path}' for study "
+                          f"{_label(study)}; available: {names}")
     return shipped
 
 
+def _read_profile(study: Any, profile: str) -> dict[str, Any]:
+    path = resolve_yaml(study, "profiles", profile)
+    return read_yaml(path) if path is not None else {}
+
+
 def load_config(
-    config_cls: type, study_name: str, profile: str = "quick", overrides: Mapping[str, Any] = ()
+    config_cls: type, study: Any, profile: str = "quick", overrides: Mapping[str, Any] = ()
 ) -> Any:
-    """Defaults, then the profile YAML's ``config:`` section, then ``--set`` overrides."""
-    profile_data = read_yaml(resolve_yaml(study_name, "profiles", profile))
+    """Defaults, then the profile YAML's ``config:`` section, then ``--set`` overrides.
+
+    ``study`` is a ``Study`` or a registered name."""
+    profile_data = _read_profile(study, profile)
     unknown = set(profile_data) - {"config", "sweep"}
     if unknown:
         raise ConfigError(
@@ -244,7 +353,7 @@ def load_config(
     return validate(config)
 
 
-def profile_sweep_defaults(study_name: str, profile: str) -> dict[str, Any]:
+def profile_sweep_defaults(study: Any, profile: str) -> dict[str, Any]:
     """The ``sweep:`` section of a profile (default space, samples, concurrency)."""
-    data = read_yaml(resolve_yaml(study_name, "profiles", profile))
+    data = _read_profile(study, profile)
     return dict(data.get("sweep") or {})

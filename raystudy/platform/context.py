@@ -6,10 +6,17 @@ The same loop runs in three places, each with its own context:
 * ``TuneContext``: one process per trial inside a Ray Tune sweep;
 * ``TrainContext``: one of N Ray Train workers (DDP) launched by a trial.
 
+Each implements the ``TrialContext`` protocol of ``raystudy.platform.study``.
+
 ``map(fn, items)`` fans work out from a trial (evaluation episodes, E-step shards):
 Ray tasks inside the trial's own placement group when the trial reserved map slots
 (``--map-tasks N``), in-process otherwise, so it can never wait for CPUs that
-concurrent trials hold. Results come back in the order of ``items``.
+concurrent trials hold. Results come back in the order of ``items``. ``map_chunks``
+splits the items into one contiguous chunk per slot, so a study never chunks by hand.
+
+``cadence(total, eval_every, checkpoint_every)`` owns a loop's rhythm: which steps
+evaluate, which evaluations checkpoint, and where a resumed trial starts (the platform
+stores the step beside the study's checkpoint state).
 
 ``report`` marks a trial as diverged when a reported study metric is NaN or infinite:
 the value becomes the worst possible (``inf`` for a minimised metric), ``diverged`` is
@@ -22,7 +29,8 @@ import copy
 import math
 import os
 import tempfile
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -30,6 +38,8 @@ import torch
 from raystudy.platform.study import Metric
 
 CHECKPOINT_FILE = "state.pt"
+STEP_KEY = "raystudy/step"
+"""Where the cadence keeps the checkpointed step inside a checkpoint's state."""
 
 
 class TrialDiverged(Exception):
@@ -57,6 +67,11 @@ def map_local(fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
     return out
 
 
+def _apply(fn: Callable[[Any], Any], item: Any) -> Any:
+    """``fn(item)`` as one Ray task: ``fn`` may be any picklable callable (a partial, say)."""
+    return fn(item)
+
+
 def _is_nonfinite(value: Any) -> bool:
     return isinstance(value, float) and not math.isfinite(value)
 
@@ -77,8 +92,57 @@ def mark_divergence(
     return out, diverged
 
 
-class TrialContext:
-    """Base class: local single-process behaviour; Ray contexts override the hooks."""
+@dataclass(frozen=True)
+class StepCadence:
+    """The ``Cadence`` of the contract: steps 1..total; 0 = only at the last step."""
+
+    total: int
+    eval_every: int = 0
+    checkpoint_every: int = 0
+    start: int = 0
+    """Steps already done (the checkpointed step of a resumed trial)."""
+
+    def __post_init__(self) -> None:
+        if self.total < 0 or self.eval_every < 0 or self.checkpoint_every < 0:
+            raise ValueError("cadence: total, eval_every and checkpoint_every must be >= 0")
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(range(self.start + 1, self.total + 1))
+
+    def evaluates(self, step: int) -> bool:
+        """Step ``step`` (1-based) ends with an evaluation: every ``eval_every``, and last."""
+        last = step == self.total
+        return last or (self.eval_every > 0 and step % self.eval_every == 0)
+
+    def evaluations(self, step: int) -> int:
+        """Evaluations done by the end of step ``step``."""
+        every = self.eval_every or self.total
+        return step // every + (1 if step == self.total and step % every else 0)
+
+    def checkpoints(self, step: int) -> bool:
+        """Step ``step`` checkpoints: every ``checkpoint_every`` evaluations, and last."""
+        if not self.evaluates(step):
+            return False
+        last = step == self.total
+        every = self.checkpoint_every
+        return last or (every > 0 and self.evaluations(step) % every == 0)
+
+
+def chunks(items: list[Any], parts: int) -> list[list[Any]]:
+    """``items`` cut into at most ``parts`` contiguous, near-equal, non-empty chunks."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    out, first = [], 0
+    for index in range(parts):
+        last = first + size + (1 if index < extra else 0)
+        out.append(items[first:last])
+        first = last
+    return out
+
+
+class BaseContext:
+    """Local single-process behaviour of the ``TrialContext`` protocol; the Ray contexts
+    override the hooks."""
 
     def __init__(
         self,
@@ -95,6 +159,40 @@ class TrialContext:
         self.rank = 0
         self.map_tasks = map_tasks
         self.cpus_per_map_task = cpus_per_map_task
+        self._loaded: tuple[dict[str, Any] | None, int] | None = None
+
+    @property
+    def slots(self) -> int:
+        """How many ``map`` calls run at once: the trial's map slots, 1 without any."""
+        return max(1, self.map_tasks)
+
+    def map_chunks(self, fn: Callable[[list[Any]], list[Any]], items: Iterable[Any]) -> list[Any]:
+        """``fn`` on one contiguous chunk of ``items`` per slot, the outputs concatenated in
+        order: ``fn(chunk)`` returns one result per item of its chunk."""
+        items = list(items)
+        if not items:
+            return []
+        return [out for part in self.map(fn, chunks(items, self.slots)) for out in part]
+
+    def cadence(self, total: int, eval_every: int = 0, checkpoint_every: int = 0) -> StepCadence:
+        """The loop's rhythm, resumed after the step of the last checkpoint (if any)."""
+        self.load_checkpoint()
+        start = self._loaded[1] if self._loaded else 0
+        return StepCadence(total, eval_every, checkpoint_every, start=min(start, total))
+
+    def load_checkpoint(self) -> dict[str, Any] | None:
+        """The state passed to the last ``report(..., checkpoint=)`` of a resumed run, or None."""
+        if self._loaded is None:
+            state = self._read_checkpoint()
+            step = 0
+            if state is not None and STEP_KEY in state:
+                state = dict(state)
+                step = int(state.pop(STEP_KEY))
+            self._loaded = (state, step)
+        return self._loaded[0]
+
+    def _read_checkpoint(self) -> dict[str, Any] | None:
+        return None
 
     def map(self, fn: Callable[[Any], Any], items: Iterable[Any]) -> list[Any]:
         """``[fn(x) for x in items]``, fanned out to the trial's map slots where it has any.
@@ -120,16 +218,18 @@ class TrialContext:
             return torch.device(self._device)
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
-    def report(self, metrics: Mapping[str, Any], checkpoint: Mapping[str, Any] | None = None):
-        """Report metrics (and optionally a checkpoint state); raises TrialDiverged on NaN/inf."""
+    def report(self, metrics: Mapping[str, Any], checkpoint: Mapping[str, Any] | None = None,
+               step: int | None = None) -> None:
+        """Report metrics (and optionally a checkpoint state); raises TrialDiverged on NaN/inf.
+
+        ``step``: the cadence step this report ends; a checkpoint records it, so a resumed
+        cadence starts after it."""
         marked, diverged = mark_divergence(metrics, self.metrics)
+        if checkpoint is not None and step is not None:
+            checkpoint = {**checkpoint, STEP_KEY: step}
         self._send(marked, checkpoint if not diverged else None)
         if diverged:
             raise TrialDiverged(f"non-finite metric in {dict(metrics)}")
-
-    def load_checkpoint(self) -> dict[str, Any] | None:
-        """The state passed to the last ``report(..., checkpoint=)`` of a resumed run, or None."""
-        return None
 
     def prepare_model(self, model: torch.nn.Module) -> torch.nn.Module:
         return model.to(self.device)
@@ -144,6 +244,10 @@ class TrialContext:
         """Mean of ``value`` over workers (identity with one process)."""
         return value
 
+    def all_reduce_sum(self, value: float) -> float:
+        """Sum of ``value`` over workers (identity with one process)."""
+        return value
+
     @property
     def node_id(self) -> str:
         """The Ray node this process runs on ("local" without Ray); every report under Ray
@@ -154,7 +258,7 @@ class TrialContext:
         raise NotImplementedError
 
 
-class LocalContext(TrialContext):
+class LocalContext(BaseContext):
     """No Ray: keeps reports and the last checkpoint in memory."""
 
     def __init__(self, *args: Any, checkpoint: Mapping[str, Any] | None = None, **kwargs: Any):
@@ -163,7 +267,7 @@ class LocalContext(TrialContext):
         self.last_checkpoint = dict(checkpoint) if checkpoint else None
         self._resume_from = self.last_checkpoint
 
-    def load_checkpoint(self) -> dict[str, Any] | None:
+    def _read_checkpoint(self) -> dict[str, Any] | None:
         return self._resume_from
 
     def _send(self, metrics: dict[str, Any], checkpoint: Mapping[str, Any] | None) -> None:
@@ -191,7 +295,7 @@ class _RayNode:
         return ray.get_runtime_context().get_node_id()
 
 
-class TuneContext(_RayNode, TrialContext):
+class TuneContext(_RayNode, BaseContext):
     """One trial in one Ray Tune actor."""
 
     def _map_remote(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Any]:
@@ -203,9 +307,9 @@ class TuneContext(_RayNode, TrialContext):
         group = get_current_placement_group()
         strategy = (PlacementGroupSchedulingStrategy(group, placement_group_bundle_index=-1)
                     if group is not None else "DEFAULT")
-        task = ray.remote(fn).options(num_cpus=self.cpus_per_map_task,
-                                      scheduling_strategy=strategy, max_retries=0)
-        refs = [task.remote(item) for item in items]
+        task = ray.remote(_apply).options(num_cpus=self.cpus_per_map_task,
+                                          scheduling_strategy=strategy, max_retries=0)
+        refs = [task.remote(fn, item) for item in items]
         out = []
         for index, ref in enumerate(refs):
             try:
@@ -228,7 +332,7 @@ class TuneContext(_RayNode, TrialContext):
             _save_state(checkpoint, folder)
             tune.report(metrics, checkpoint=tune.Checkpoint.from_directory(folder))
 
-    def load_checkpoint(self) -> dict[str, Any] | None:
+    def _read_checkpoint(self) -> dict[str, Any] | None:
         from ray import tune
 
         return _load_state(tune.get_checkpoint())
@@ -243,7 +347,7 @@ class TuneContext(_RayNode, TrialContext):
         return super().device
 
 
-class TrainContext(_RayNode, TrialContext):
+class TrainContext(_RayNode, BaseContext):
     """One Ray Train worker; rank 0 writes checkpoints, every rank reports."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -273,7 +377,7 @@ class TrainContext(_RayNode, TrialContext):
             _save_state(checkpoint, folder)
             ray.train.report(metrics, checkpoint=ray.train.Checkpoint.from_directory(folder))
 
-    def load_checkpoint(self) -> dict[str, Any] | None:
+    def _read_checkpoint(self) -> dict[str, Any] | None:
         import ray.train
 
         return _load_state(ray.train.get_checkpoint())
@@ -290,9 +394,12 @@ class TrainContext(_RayNode, TrialContext):
 
         return ray.train.get_dataset_shard(name)
 
-    def all_reduce_mean(self, value: float) -> float:
+    def all_reduce_sum(self, value: float) -> float:
         if self.world_size == 1 or not torch.distributed.is_initialized():
             return value
         tensor = torch.tensor([value], dtype=torch.float64, device=self.device)
         torch.distributed.all_reduce(tensor)
-        return float(tensor.item()) / self.world_size
+        return float(tensor.item())
+
+    def all_reduce_mean(self, value: float) -> float:
+        return self.all_reduce_sum(value) / self.world_size

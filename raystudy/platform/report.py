@@ -125,7 +125,7 @@ def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     Returns the run's base config (profile + overrides) as a flat dict.
     """
     request = results.request
-    base = load_config(study.config_cls, study.name, request.get("profile", "quick"),
+    base = load_config(study.config_cls, study, request.get("profile", "quick"),
                        request.get("overrides") or {})
     for trial in results.trials:
         trial.config = to_flat_dict(apply_overrides(base, trial.params))

@@ -31,7 +31,7 @@ from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataErro
 from raystudy.platform import preflight, storage
 from raystudy.platform.config import load_config, profile_sweep_defaults
 from raystudy.platform.optuna_mirror import open_storage, storage_url
-from raystudy.platform.registry import get_study
+from raystudy.platform.registry import get_study, is_study_file
 from raystudy.platform.results import REQUEST_FILE
 from raystudy.platform.rundir import (
     find_resumable,
@@ -104,6 +104,10 @@ def _validate_request(request: Request) -> None:
            c.cpus_per_map_task) < 0:
         raise UserError("--workers, --cpus-per-worker, --gpus-per-worker, --map-tasks and "
                         "--cpus-per-map-task must be >= 0")
+    if c.workers and c.map_tasks:
+        raise UserError("--map-tasks applies to trials without --workers (each Ray Train "
+                        "worker is a process of its own, and they split the work by rank); "
+                        "drop one of them")
     if request.name is not None:
         preflight.check_run_name(request.name)
 
@@ -148,7 +152,7 @@ def _space_params(request: Request, study: Study, sweep_defaults: dict[str, Any]
 
     if request.kind == "run":
         return {}
-    return load_space(study.name, request.space or sweep_defaults.get("space", "default"))
+    return load_space(study, request.space or sweep_defaults.get("space", "default"))
 
 
 def _tracking_callbacks(request: Request, study: Study, config: Any, params: dict[str, Any],
@@ -179,8 +183,8 @@ def _tracking_callbacks(request: Request, study: Study, config: Any, params: dic
     return [*callbacks, MLflowLoggerCallback(tracking_uri=uri, experiment_name=request.name)]
 
 
-def _new_run_name(request: Request) -> str:
-    return f"{request.study}-{request.kind}-{time.strftime('%Y%m%d-%H%M%S')}"
+def _new_run_name(request: Request, study: Study) -> str:
+    return f"{study.name}-{request.kind}-{time.strftime('%Y%m%d-%H%M%S')}"
 
 
 def _check_data(study: Study, config: Any, on_cluster: bool) -> None:
@@ -265,8 +269,8 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
         request = _load_resumed(request)
     _validate_request(request)
     study = get_study(request.study)
-    config = load_config(study.config_cls, study.name, request.profile, request.overrides)
-    sweep_defaults = profile_sweep_defaults(study.name, request.profile)
+    config = load_config(study.config_cls, study, request.profile, request.overrides)
+    sweep_defaults = profile_sweep_defaults(study, request.profile)
     params = _space_params(request, study, sweep_defaults)
     param_space, grid_size = build_param_space(params, config, request.search)
     if request.compute.workers and not study.supports_workers:
@@ -274,7 +278,7 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     target = resolve_address(address)
     _check_data(study, config, on_cluster=target is not None)
 
-    request.name = request.name or _new_run_name(request)
+    request.name = request.name or _new_run_name(request, study)
     root = storage.root(request.storage)
     run = run_location(request.storage, request.name)
     remote = storage.is_remote(run)
@@ -455,6 +459,13 @@ def _finish(request: Request, run: str, elapsed: float) -> Path | str:
     return run if storage.is_remote(run) else Path(run)
 
 
+def _same_study(saved: str, asked: str) -> bool:
+    """Registered studies by name; study files by file name (the folder may differ)."""
+    if is_study_file(saved) and is_study_file(asked):
+        return Path(saved).name == Path(asked).name
+    return saved == asked
+
+
 def _load_resumed(request: Request) -> Request:
     if request.name:
         preflight.check_run_name(request.name)
@@ -477,8 +488,9 @@ def _load_resumed(request: Request) -> Request:
         saved = Request.from_json(json.loads(storage.read_text(request_file)))
     except (ValueError, TypeError) as exc:
         raise ConfigError(f"--resume: {request_file} is corrupt: {exc}") from None
-    if saved.study != request.study:
+    if not _same_study(saved.study, request.study):
         raise UserError(f"--resume: {run} is a {saved.study} run, not {request.study}")
+    saved.study = request.study  # a study file may have moved (a job's working dir)
     saved.storage = request.storage
     saved.name = storage.name(run)
     return saved

@@ -46,9 +46,9 @@ def log_grid(low: float, high: float, n: int) -> list[float]:
     return [float(f"{10 ** (math.log10(low) + i * step):.4g}") for i in range(n)]
 
 
-def load_space(study_name: str, name_or_path: str) -> dict[str, Any]:
-    """Read a space's ``params`` mapping (and optional ``metric``) from YAML."""
-    data = read_yaml(resolve_yaml(study_name, "spaces", name_or_path))
+def load_space(study: Any, name_or_path: str) -> dict[str, Any]:
+    """Read a space's ``params`` mapping from YAML (``study``: a ``Study`` or its name)."""
+    data = read_yaml(resolve_yaml(study, "spaces", name_or_path))
     unknown = set(data) - {"params", "description"}
     if unknown:
         raise ConfigError(

@@ -7,14 +7,65 @@ checkpoints, results, reports). A study never calls ``ray.init`` or builds a Tun
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import sys
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeVar
 
 if TYPE_CHECKING:
-    from raystudy.platform.context import TrialContext
+    import torch
+
     from raystudy.platform.results import RunResults
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+class Cadence(Protocol):
+    """When a loop of ``total`` steps evaluates and checkpoints, and where it resumes.
+
+    Steps count from 1. A step is an evaluation step every ``eval_every`` steps and at
+    the last step; an evaluation checkpoints every ``checkpoint_every`` evaluations and at
+    the last step. 0 means "only at the last step", for both. Iterating yields the steps
+    still to do: after a resume, those after the last checkpoint.
+    """
+
+    total: int
+    start: int
+
+    def __iter__(self) -> Iterator[int]: ...
+    def evaluates(self, step: int) -> bool: ...
+    def checkpoints(self, step: int) -> bool: ...
+
+
+class TrialContext(Protocol):
+    """What a train loop sees, wherever it runs (in-process, a Tune trial, a Train worker).
+
+    Loops use only this; the platform decides what is behind it.
+    """
+
+    rank: int
+    world_size: int
+    slots: int
+    """How many ``map`` calls run at once (the trial's map slots; 1 without any)."""
+
+    @property
+    def is_main(self) -> bool: ...
+    @property
+    def device(self) -> torch.device: ...
+    @property
+    def node_id(self) -> str: ...
+    def report(self, metrics: Mapping[str, Any],
+               checkpoint: Mapping[str, Any] | None = None) -> None: ...
+    def load_checkpoint(self) -> dict[str, Any] | None: ...
+    def cadence(self, total: int, eval_every: int = 0, checkpoint_every: int = 0) -> Cadence: ...
+    def prepare_model(self, model: torch.nn.Module) -> torch.nn.Module: ...
+    def dataset(self, name: str) -> Any: ...
+    def all_reduce_mean(self, value: float) -> float: ...
+    def all_reduce_sum(self, value: float) -> float: ...
+    def map(self, fn: Callable[[T], R], items: Iterable[T]) -> list[R]: ...
+    def map_chunks(self, fn: Callable[[list[T]], list[R]], items: Iterable[T]) -> list[R]: ...
 
 
 @dataclass(frozen=True)
@@ -76,7 +127,19 @@ class Study:
     memory_estimate: Callable[[Any], tuple[int, str]] | None = None
     reuse_actors: bool = True
     supports_workers: bool = True
+    yaml_dir: Path | None = None
+    """Folder with the study's ``profiles/`` and ``spaces/``; default: the folder of the
+    module that defines ``train_loop`` (a study package, or a study file's folder)."""
 
     @property
     def primary(self) -> Metric:
         return self.metrics[0]
+
+    @property
+    def home(self) -> Path | None:
+        """Where the study's profiles and spaces live (None when its module has no file)."""
+        if self.yaml_dir is not None:
+            return Path(self.yaml_dir)
+        module = sys.modules.get(getattr(self.train_loop, "__module__", "") or "")
+        file = getattr(module, "__file__", None)
+        return Path(file).parent if file else None

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.context import TrainContext, TrialContext, TrialDiverged, TuneContext
-from raystudy.platform.study import Study
+from raystudy.platform.config import apply_overrides, flat_fields, validate
+from raystudy.platform.context import TrainContext, TrialDiverged, TuneContext
+from raystudy.platform.study import Study, TrialContext
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,10 @@ def make_trainable(
     study: Study, base_config: Any, compute: Compute, storage_path: str
 ) -> Callable[[dict[str, Any]], None]:
     """A Tune function trainable: trial params are dotted overrides of ``base_config``."""
+    fields = flat_fields(type(base_config))  # here, where the config's module imports
 
     def run_trial(params: dict[str, Any]) -> None:
-        config = validate(apply_overrides(base_config, params))
+        config = validate(apply_overrides(base_config, params, fields), fields)
         if compute.workers == 0:
             datasets = study.datasets(config) if study.datasets else None
             ctx = TuneContext(study.metrics, datasets=datasets, device=compute.device,

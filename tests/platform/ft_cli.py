@@ -8,8 +8,7 @@ import sys
 from raystudy.cli import main
 from raystudy.platform import registry
 
-registry.STUDIES = (*registry.STUDIES, registry.StudyEntry(
-    "fault_test", "ft_study", "test-only study for fault tolerance"))
+registry.add_entry(registry.StudyEntry("fault_test", "ft_study", "test-only"))
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -14,8 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from raystudy.platform.context import TrialContext
-from raystudy.platform.study import Metric, Study
+from raystudy import Metric, Study, TrialContext
 
 
 @dataclass

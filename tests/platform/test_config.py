@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Annotated, Literal
 
 import pytest
 
+from raystudy import Fraction, PositiveFloat, PositiveInt, Range
 from raystudy.errors import ConfigError
 from raystudy.platform import config as cfg
 from raystudy.platform.registry import entries, get_study
@@ -103,3 +105,49 @@ def test_unknown_profile_lists_available():
     study = get_study("optimizer_robustness")
     with pytest.raises(ConfigError, match="unknown profile 'nope'.*available: paper, quick"):
         cfg.load_config(study.config_cls, study.name, "nope")
+
+
+# ---------------------------------------------------------------- typed fields, one grammar
+@dataclass
+class TypedInner:
+    rate: Fraction = 0.5
+    kind: Literal["a", "b"] = "a"
+
+
+@dataclass
+class Typed:
+    steps: PositiveInt = 3
+    lr: PositiveFloat = 0.1
+    widths: tuple[PositiveInt, ...] = (1, 2)
+    scale: Annotated[float, Range(ge=1, le=10)] = 2.0
+    inner: TypedInner = field(default_factory=TypedInner)
+
+
+def test_bounds_and_choices_are_checked_by_the_config_layer_with_the_key_named():
+    ok = cfg.validate(cfg.apply_overrides(Typed(), {"steps": "7", "widths": "3,4",
+                                                    "inner.kind": "b"}))
+    assert (ok.steps, ok.widths, ok.inner.kind) == (7, (3, 4), "b")
+    for key, value, message in (
+            ("steps", "0", "steps=0 must be >= 1"), ("lr", "-1", "lr=-1.0 must be > 0"),
+            ("lr", "nan", "lr=nan must be a finite number"),
+            ("widths", "1,0", "widths=0 must be >= 1"),
+            ("scale", "11", "scale=11.0 must be <= 10"),
+            ("inner.rate", "1", "inner.rate=1.0 must be < 1"),
+            ("inner.kind", "c", "inner.kind='c' is not one of a, b")):
+        with pytest.raises(ConfigError) as caught:
+            cfg.apply_overrides(Typed(), {key: value})
+        assert str(caught.value) == message
+    with pytest.raises(ConfigError, match="steps=0 must be >= 1"):  # defaults are checked too
+        cfg.validate(Typed(steps=0))
+
+
+def test_parse_spec_is_one_grammar_for_name_arg_specs():
+    from raystudy import SpecTerm, parse_spec
+
+    terms = parse_spec("l2_er/1e-4/1e-2+layernorm+redo/0.1/x")
+    assert terms == (SpecTerm("l2_er", (1e-4, 1e-2)), SpecTerm("layernorm"),
+                     SpecTerm("redo", (0.1, "x")))
+    assert "+".join(map(str, terms)) == "l2_er/0.0001/0.01+layernorm+redo/0.1/x"
+    for bad in ("", "a/", "a++b", "/1"):
+        with pytest.raises(ConfigError, match="empty term or argument"):
+            parse_spec(bad, key="intervention.spec")

@@ -20,7 +20,7 @@ from raystudy.errors import UserError
 from raystudy.platform import registry
 from raystudy.platform.optuna_mirror import storage_url
 from raystudy.platform.spaces import optuna_distributions
-from raystudy.studies.optimizer_robustness import OptimizerRobustnessConfig
+from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
 
 
 def test_space_distributions_and_storage_urls(tmp_path):
@@ -55,8 +55,8 @@ def fault_study(monkeypatch):
     import ft_study
 
     ray.cloudpickle.register_pickle_by_value(ft_study)
-    monkeypatch.setattr(registry, "STUDIES", (*registry.STUDIES, registry.StudyEntry(
-        "fault_test", "ft_study", "test-only")))
+    monkeypatch.setitem(registry._ADDED, "fault_test", registry.StudyEntry(
+        "fault_test", "ft_study", "test-only"))
     yield
 
 

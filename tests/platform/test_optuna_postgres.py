@@ -206,8 +206,8 @@ def test_writers_that_open_a_new_database_at_once_all_get_in(postgres):
 def fault_study(monkeypatch: pytest.MonkeyPatch) -> None:
     """The test-only fault_test study in this process; Ray must not start."""
     monkeypatch.syspath_prepend(str(HERE))
-    monkeypatch.setattr(registry, "STUDIES", (*registry.STUDIES, registry.StudyEntry(
-        "fault_test", "ft_study", "test-only")))
+    monkeypatch.setitem(registry._ADDED, "fault_test", registry.StudyEntry(
+        "fault_test", "ft_study", "test-only"))
 
     def no_ray(*args: Any, **kwargs: Any) -> None:
         raise AssertionError("Ray started before the database was checked")

@@ -9,7 +9,7 @@ import pytest
 from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.config import apply_overrides, validate
-from raystudy.studies.cell_classifier import CellClassifierConfig, data_files, parse_loader
+from raystudy.studies.cell_classifier.recipe import CellClassifierConfig, data_files, parse_loader
 
 TINY = ["data.cells=1600", "data.genes=24", "data.plates=2", "data.cell_lines=4",
         "data.val_cells=200", "model.hidden=16", "train.eval_every=20"]

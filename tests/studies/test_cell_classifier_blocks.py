@@ -14,7 +14,7 @@ from raystudy.algorithms.sampling import (
     make_anndata_collection,
     plan_fetches,
 )
-from raystudy.studies.cell_classifier_blocks import (
+from raystudy.studies.cell_classifier.blocks import (
     BlockSampledDatasource,
     iter_minibatches,
     read_block_sampled,

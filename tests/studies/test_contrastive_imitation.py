@@ -13,7 +13,7 @@ from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.config import load_config
 from raystudy.platform.context import LocalContext
-from raystudy.studies import contrastive_imitation as ci
+from raystudy.studies.contrastive_imitation import recipe as ci
 
 STUDY = "contrastive_imitation"
 

@@ -12,7 +12,7 @@ from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.config import apply_overrides, validate
 from raystudy.platform.context import LocalContext
-from raystudy.studies.empirical_gp import STUDY, EmpiricalGPConfig, check_data, train_loop
+from raystudy.studies.empirical_gp.recipe import STUDY, EmpiricalGPConfig, check_data, train_loop
 
 TINY = {"task.test_tasks": 6, "corpus.datasets": 60, "model.reference_points": 12,
         "model.iterations": 4, "eval.baselines": "base,matern52", "eval.baseline_steps": 30,

@@ -10,7 +10,12 @@ from raystudy.cli import main
 from raystudy.errors import ConfigError
 from raystudy.platform.config import apply_overrides, validate
 from raystudy.platform.context import LocalContext
-from raystudy.studies.graph_transfer import STUDY, GraphTransferConfig, namespaced, train_loop
+from raystudy.studies.graph_transfer.recipe import (
+    STUDY,
+    GraphTransferConfig,
+    namespaced,
+    train_loop,
+)
 
 TINY = {"data.num_nodes": 120, "data.avg_degree": 6, "data.feature_dim": 8,
         "model.hidden": 8, "model.pe_steps": 4, "train.epochs": 12, "train.patience": 6,

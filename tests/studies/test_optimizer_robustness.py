@@ -6,7 +6,11 @@ import pytest
 
 from raystudy.platform.config import apply_overrides
 from raystudy.platform.context import LocalContext, TrialDiverged
-from raystudy.studies.optimizer_robustness import STUDY, OptimizerRobustnessConfig, train_loop
+from raystudy.studies.optimizer_robustness.recipe import (
+    STUDY,
+    OptimizerRobustnessConfig,
+    train_loop,
+)
 
 TINY = {"model.d_model": 16, "model.n_layers": 1, "model.seq_len": 16, "train.steps": 12,
         "train.eval_every": 3, "train.eval_batches": 2, "data.max_bytes": 40000}
@@ -70,7 +74,7 @@ def test_token_files_on_an_s3_compatible_store_are_read_with_ray_data(ray_sessio
 
     from raystudy.errors import MissingDataError
     from raystudy.platform import storage
-    from raystudy.studies.optimizer_robustness import check_data, token_datasets
+    from raystudy.studies.optimizer_robustness.recipe import check_data, token_datasets
 
     rows = {"train": np.arange(6 * 17, dtype=np.uint16).reshape(6, 17),
             "val": np.arange(2 * 17, dtype=np.uint16).reshape(2, 17) + 1000}

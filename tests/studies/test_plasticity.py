@@ -12,8 +12,8 @@ from raystudy.algorithms.plasticity import L2, EffectiveRankAscent, FullReset, L
 from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.context import LocalContext
-from raystudy.studies.plasticity import (
+from raystudy.platform.context import STEP_KEY, LocalContext
+from raystudy.studies.plasticity.recipe import (
     STUDY,
     PlasticityConfig,
     build_intervention,
@@ -99,7 +99,7 @@ def test_resume_at_a_task_boundary_reproduces_the_uninterrupted_run():
     spec = "l2_init/0.01+shrink_perturb/1e-4/1e-3+er/0.01+redo/0.1"
     full = run(tiny(**{"intervention.spec": spec, "train.checkpoint_every": 2}))
     first_leg = run(tiny(**{"intervention.spec": spec, "stream.tasks": 2}))
-    assert first_leg.last_checkpoint["task"] == 2
+    assert first_leg.last_checkpoint[STEP_KEY] == 2  # the cadence's step: tasks done
     resumed = run(tiny(**{"intervention.spec": spec, "train.checkpoint_every": 2}),
                   checkpoint=first_leg.last_checkpoint)
     assert [r["task/index"] for r in resumed.reports] == [3, 4]
@@ -224,7 +224,7 @@ def test_tasks_re_reported_after_a_resume_count_once():
     last checkpoint appear twice there and must appear once in the analysis, last wins."""
     from types import SimpleNamespace
 
-    from raystudy.studies.plasticity import collect_runs
+    from raystudy.studies.plasticity.recipe import collect_runs
 
     reports = run(tiny()).reports
     history = reports[:3] + [dict(r, **{"task/score": -1.0}) for r in reports[1:3]] + reports[1:]

@@ -6,7 +6,12 @@ import math
 
 import pytest
 
-from raystudy.platform.curves import plot_curves, point_stats, robust_width, robustness_table
+from raystudy.studies.optimizer_robustness.curves import (
+    plot_curves,
+    point_stats,
+    robust_width,
+    robustness_table,
+)
 
 
 def test_point_stats_mean_std_and_divergence():

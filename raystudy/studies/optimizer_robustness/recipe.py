@@ -23,32 +23,43 @@ import itertools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import torch
 
+from raystudy import (
+    Analysis,
+    Fraction,
+    Metric,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Range,
+    RunResults,
+    Study,
+    TrialContext,
+)
 from raystudy.algorithms.models import GPT
 from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
 from raystudy.errors import DataError, MissingDataError, UserError
-from raystudy.platform import curves, datacheck, storage
-from raystudy.platform.context import TrialContext
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Metric, Study
+from raystudy.platform import datacheck, storage
+from raystudy.studies.optimizer_robustness import curves
 
 
 @dataclass
 class ModelConfig:
-    vocab_size: int = 256
+    vocab_size: Annotated[int, Range(ge=2)] = 256
     """Token ids: 256 for the byte-level sources; the tokenizer's size for token files."""
-    d_model: int = 64
+    d_model: PositiveInt = 64
     """Residual width of the GPT."""
-    n_layers: int = 2
+    n_layers: PositiveInt = 2
     """Transformer blocks."""
-    n_heads: int = 4
+    n_heads: PositiveInt = 4
     """Attention heads."""
-    seq_len: int = 64
+    seq_len: PositiveInt = 64
     """Context length in tokens."""
 
 
@@ -58,19 +69,19 @@ class DataConfig:
     """'stdlib' (Python's own sources), a folder of text files, or 'tokens' (see path)."""
     path: str = ""
     """With source=tokens: folder (local, NFS or s3://) holding train.npy and val.npy."""
-    max_bytes: int = 1_000_000
+    max_bytes: PositiveInt = 1_000_000
     """Bytes of text read for the in-memory sources."""
-    val_fraction: float = 0.1
+    val_fraction: Fraction = 0.1
     """Tail of the corpus held out for validation."""
 
 
 @dataclass
 class OptimizerConfig:
-    name: str = "adamw"
+    name: Literal[OPTIMIZER_NAMES] = "adamw"  # type: ignore[valid-type]
     """One of raystudy.algorithms.optim.OPTIMIZER_NAMES."""
-    lr: float = 1e-3
+    lr: PositiveFloat = 1e-3
     """Learning rate (the swept quantity)."""
-    weight_decay: float = 0.0
+    weight_decay: NonNegativeFloat = 0.0
     """Decoupled weight decay."""
     f_star: float = 0.0
     """Momo variants: lower bound F* on the loss."""
@@ -78,21 +89,21 @@ class OptimizerConfig:
 
 @dataclass
 class TrainConfig:
-    steps: int = 120
+    steps: PositiveInt = 120
     """Optimizer steps per trial."""
-    batch_size: int = 16
+    batch_size: PositiveInt = 16
     """Sequences per step (per worker with --workers)."""
-    eval_every: int = 40
+    eval_every: PositiveInt = 40
     """Steps between validation reports."""
-    eval_batches: int = 4
+    eval_batches: PositiveInt = 4
     """Validation batches per evaluation (a fixed set for every trial)."""
     seed: int = 0
     """Seed of model init and data order."""
-    checkpoint_every: int = 0
-    """Evaluations between checkpoints (0: no checkpoints)."""
-    threads: int = 1
+    checkpoint_every: NonNegativeInt = 0
+    """Evaluations between checkpoints (0: only the last step's)."""
+    threads: PositiveInt = 1
     """torch CPU threads per trial (concurrent trials share the cores)."""
-    precision: str = "auto"
+    precision: Literal["auto", "fp32", "bf16"] = "auto"
     """auto (bf16 autocast on CUDA, fp32 on CPU, where bf16 is ~14x slower) | fp32 | bf16."""
 
 
@@ -104,27 +115,11 @@ class OptimizerRobustnessConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def validate(self) -> None:
-        if self.optimizer.name not in OPTIMIZER_NAMES:
-            raise ValueError(f"optimizer.name={self.optimizer.name!r} is not one of "
-                             f"{', '.join(OPTIMIZER_NAMES)}")
-        if not (self.optimizer.lr > 0 and math.isfinite(self.optimizer.lr)):
-            raise ValueError(f"optimizer.lr={self.optimizer.lr} must be a positive number")
-        if self.optimizer.weight_decay < 0:
-            raise ValueError("optimizer.weight_decay must be >= 0")
+        """Rules across fields (each field's own bounds are declared on it)."""
         if self.model.d_model % self.model.n_heads:
             raise ValueError("model.d_model must be divisible by model.n_heads")
-        if min(self.train.steps, self.train.batch_size, self.train.eval_every,
-               self.train.eval_batches, self.model.seq_len, self.train.threads) < 1:
-            raise ValueError("train.steps/batch_size/eval_every/eval_batches/threads and "
-                             "model.seq_len must be >= 1")
         if self.data.source == "tokens" and not self.data.path:
             raise ValueError("data.source=tokens needs data.path (folder with train.npy)")
-        if self.train.precision not in ("auto", "fp32", "bf16"):
-            raise ValueError("train.precision must be auto, fp32 or bf16")
-        if self.model.vocab_size < 2:
-            raise ValueError("model.vocab_size must be >= 2")
-        if not 0 < self.data.val_fraction < 1:
-            raise ValueError("data.val_fraction must be in (0, 1)")
 
 
 # ----------------------------------------------------------------------------- data
@@ -282,15 +277,15 @@ def train_loop(config: OptimizerRobustnessConfig, ctx: TrialContext) -> None:
                          weight_decay=config.optimizer.weight_decay, **momo_options)
     batches = Batches(config, ctx)
 
-    start, evals = 0, 0
+    t = config.train
+    cadence = ctx.cadence(t.steps, eval_every=t.eval_every, checkpoint_every=t.checkpoint_every)
     state = ctx.load_checkpoint()
     if state is not None:
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["optimizer"])
         batches.generator.set_state(state["data_rng"])
-        start, evals = state["step"], state["evals"]
 
-    for step in range(start, config.train.steps):
+    for step in cadence:
         x, y = batches.next_train()
         with autocast(config, device):
             loss = lm_loss(model, x.to(device), y.to(device))
@@ -298,22 +293,18 @@ def train_loop(config: OptimizerRobustnessConfig, ctx: TrialContext) -> None:
         loss.backward()
         train_loss = ctx.all_reduce_mean(loss.item())
         if not math.isfinite(train_loss):
-            ctx.report({"train/loss": train_loss, "eval/loss": math.nan, "train/step": step})
+            ctx.report({"train/loss": train_loss, "eval/loss": math.nan, "train/step": step - 1})
         optimizer_step(opt, train_loss)
-
-        if (step + 1) % config.train.eval_every and step + 1 != config.train.steps:
+        if not cadence.evaluates(step):
             continue
-        evals += 1
         val_loss = ctx.all_reduce_mean(evaluate(model, batches, config, device))
         checkpoint = None
-        every = config.train.checkpoint_every
-        if every and evals % every == 0:
+        if cadence.checkpoints(step):
             checkpoint = {"model": net.state_dict(), "optimizer": opt.state_dict(),
-                          "data_rng": batches.generator.get_state(), "step": step + 1,
-                          "evals": evals}
-        ctx.report({"eval/loss": val_loss, "train/loss": train_loss, "train/step": step + 1,
-                    "train/tokens": (step + 1) * config.train.batch_size
-                    * config.model.seq_len * ctx.world_size}, checkpoint=checkpoint)
+                          "data_rng": batches.generator.get_state()}
+        ctx.report({"eval/loss": val_loss, "train/loss": train_loss, "train/step": step,
+                    "train/tokens": ctx.all_reduce_sum(step * t.batch_size * config.model.seq_len)},
+                   checkpoint=checkpoint, step=step)
 
 
 # ----------------------------------------------------------------------------- report

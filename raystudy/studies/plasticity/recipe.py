@@ -40,6 +40,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from raystudy import Analysis, Metric, Study, Table, TrialContext
 from raystudy.algorithms.plasticity import (
     L2,
     MLP,
@@ -82,8 +83,6 @@ from raystudy.algorithms.plasticity.streams import (
 )
 from raystudy.errors import DataError, MissingDataError
 from raystudy.platform.config import to_flat_dict
-from raystudy.platform.context import TrialContext
-from raystudy.platform.study import Analysis, Metric, Study, Table
 
 # method -> names of its numbers in the spec "method/x/y"
 METHODS: dict[str, tuple[str, ...]] = {
@@ -478,16 +477,18 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
     model = Flatten(build_model(config, data)).to(device)
     optimizer = make_optimizer(config, model.parameters())
     intervention = build_intervention(config)
-    first, history, totals = 0, [], {"train": 0.0, "metrics": 0.0, "steps": 0}
+    history, totals = [], {"train": 0.0, "metrics": 0.0, "steps": 0}
+    tasks = num_tasks(config, data)
+    cadence = ctx.cadence(tasks, eval_every=1, checkpoint_every=config.train.checkpoint_every)
     state = ctx.load_checkpoint()
     if state is not None:
         model.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         intervention.load_state_dict(state["intervention"])
-        first, history, totals = state["task"], state["history"], state["totals"]
+        history, totals = state["history"], state["totals"]
 
-    tasks = num_tasks(config, data)
-    for t in range(first, tasks):
+    for task_number in cadence:
+        t = task_number - 1
         task = stream_task(config.stream.kind, data, t, config.train.seed, config.stream.examples,
                            config.stream.classes_per_task).to(device)
         intervention.task_start(model, optimizer, t)
@@ -515,12 +516,10 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
         history.append(score)
         train_score = score if task.eval_is_train else accuracy(
             model, task.x_train[sample], task.y_train[sample], task.active)
-        last = t + 1 == tasks
-        every = config.train.checkpoint_every
         checkpoint = None
-        if last or (every and (t + 1) % every == 0):
+        if cadence.checkpoints(task_number):
             checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                          "intervention": intervention.state_dict(), "task": t + 1,
+                          "intervention": intervention.state_dict(),
                           "history": history, "totals": totals}
         ctx.report({
             "eval/late_score": late_mean(history, m.late_fraction),
@@ -529,7 +528,7 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "eval/mean_score": float(np.mean(history)), **start, **within,
             "train/steps": totals["steps"], "train/seconds": totals["train"],
             "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
-        }, checkpoint=checkpoint)
+        }, checkpoint=checkpoint, step=task_number)
 
 
 # ----------------------------------------------------------------------------- RL stream
@@ -552,17 +551,20 @@ def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
     ppo_config = r.ppo
     intervention = build_intervention(config)
     ppo = PPO(agent, envs, ppo_config, intervention, device, seed)
-    first, history, totals = 0, [], {"train": 0.0, "metrics": 0.0, "steps": 0}
+    history, totals = [], {"train": 0.0, "metrics": 0.0, "steps": 0}
+    cadence = ctx.cadence(config.stream.tasks, eval_every=1,
+                          checkpoint_every=config.train.checkpoint_every)
     state = ctx.load_checkpoint()
     if state is not None:
         agent.load_state_dict(state["model"])
         ppo.optimizer.load_state_dict(state["optimizer"])
         intervention.load_state_dict(state["intervention"])
-        first, history, totals = state["task"], state["history"], state["totals"]
+        history, totals = state["history"], state["totals"]
     iterations = math.ceil(r.steps_per_task / ppo_config.batch_size)
     loss_fn = functools.partial(ppo_loss, config=ppo_config)
 
-    for t in range(first, config.stream.tasks):
+    for task_number in cadence:
+        t = task_number - 1
         for env in envs.envs:
             env.set_task(t)
         torch.manual_seed(derive_seed(seed, t, 25))  # action sampling: same after a resume
@@ -593,12 +595,10 @@ def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
         late = returns[late_from:] or returns[-1:] or ppo.running_return.tolist()
         score = float(np.mean(late))
         history.append(score)
-        last = t + 1 == config.stream.tasks
-        every = config.train.checkpoint_every
         checkpoint = None
-        if last or (every and (t + 1) % every == 0):
+        if cadence.checkpoints(task_number):
             checkpoint = {"model": agent.state_dict(), "optimizer": ppo.optimizer.state_dict(),
-                          "intervention": intervention.state_dict(), "task": t + 1,
+                          "intervention": intervention.state_dict(),
                           "history": history, "totals": totals}
         ctx.report({
             "eval/late_score": late_mean(history, m.late_fraction),
@@ -609,7 +609,7 @@ def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "train/steps": totals["steps"], "train/seconds": totals["train"],
             "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
             **{f"env/{k}": v for k, v in env_task_info(envs.envs[0]).items()},
-        }, checkpoint=checkpoint)
+        }, checkpoint=checkpoint, step=task_number)
     envs.close()
 
 

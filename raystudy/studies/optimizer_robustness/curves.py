@@ -19,8 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Table
+from raystudy import Analysis, RunResults, Table
 
 Curves = dict[str, dict[float, list[float]]]
 

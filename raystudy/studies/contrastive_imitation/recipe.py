@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from raystudy import Analysis, Metric, RunResults, Study, Table, TrialContext
 from raystudy.algorithms.imitation import (
     MixSpec,
     ReferenceReturns,
@@ -49,13 +50,10 @@ from raystudy.algorithms.imitation.demodice import DemoDICE, DemoDICEConfig
 from raystudy.algorithms.imitation.dualcoil import PAPER_CONSTANTS, DualCOIL, DualCOILConfig
 from raystudy.algorithms.imitation.dwbc import DWBC, DWBCConfig
 from raystudy.algorithms.imitation.nets import EnvPolicy, Learner, average_gradients
-from raystudy.algorithms.imitation.rollouts import EvalItem, evaluate_episodes, split_seeds
+from raystudy.algorithms.imitation.rollouts import EvalItem, evaluate_episodes
 from raystudy.algorithms.imitation.safedice import SafeDICE, SafeDICEConfig
 from raystudy.errors import DataError
 from raystudy.platform.config import apply_overrides, flatten_mapping
-from raystudy.platform.context import TrainContext, TrialContext
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Metric, Study, Table
 
 METHODS = ("dualcoil", "bc_good", "bc_all", "demodice", "safedice", "dwbc")
 ORACLE = "bc_oracle"  # a reference, not a method: BC on the unlabeled expert episodes (hidden)
@@ -159,7 +157,7 @@ class TrainConfig:
     threads: int = 1
     """torch CPU threads per trial."""
     checkpoint_every: int = 0
-    """Evaluations between checkpoints (0: none)."""
+    """Evaluations between checkpoints (0: only the last step's)."""
 
 
 @dataclass
@@ -346,14 +344,17 @@ def evaluate(config: ContrastiveImitationConfig, ctx: TrialContext, data: source
     make = functools.partial(EnvPolicy, state, obs_dim, act_dim,
                              (config.train.hidden,) * config.train.layers, data.shift,
                              data.scale, data.low, data.high)
-    items = [EvalItem(data.env_id, group, make)
-             for group in split_seeds(seeds, max(1, ctx.map_tasks))] if seeds else []
-    values = [r for part in ctx.map(evaluate_episodes, items) for r in part]
+    values = ctx.map_chunks(functools.partial(evaluate_seeds, data.env_id, make), seeds)
     n = config.train.eval_episodes
-    total = ctx.all_reduce_mean(float(sum(values))) * ctx.world_size
-    squares = ctx.all_reduce_mean(float(sum(v * v for v in values))) * ctx.world_size
+    total = ctx.all_reduce_sum(float(sum(values)))
+    squares = ctx.all_reduce_sum(float(sum(v * v for v in values)))
     mean = total / n
     return mean, math.sqrt(max(squares / n - mean * mean, 0.0))
+
+
+def evaluate_seeds(env_id: str, make_policy: Any, seeds: list[int]) -> list[float]:
+    """Returns of the episodes reset with ``seeds`` (one ``ctx.map_chunks`` chunk)."""
+    return evaluate_episodes(EvalItem(env_id, tuple(seeds), make_policy))
 
 
 def train_expert(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
@@ -372,19 +373,20 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
         return train_expert(config, ctx)
     torch.set_num_threads(t.threads)
     torch.manual_seed(t.seed)  # the same initial networks on every rank
-    distributed = isinstance(ctx, TrainContext)
-    data = shard_data(config, ctx) if distributed else offline_data(config)
+    # Ray Train workers read their shard of the Ray Datasets; one process reads the files.
+    data = shard_data(config, ctx) if ctx.world_size > 1 else offline_data(config)
     hook = average_gradients(ctx.world_size) if ctx.world_size > 1 else None
     learner = make_learner(config, len(data.shift), len(data.low), hook)
     for module in learner.modules.values():
         module.to(ctx.device)
     sampler = sources.Sampler(data, t.seed * 1000 + ctx.rank, ctx.device)
+    # The learner counts its own steps (pretraining included); the cadence says which
+    # training steps evaluate and checkpoint.
+    cadence = ctx.cadence(t.steps, eval_every=t.eval_every, checkpoint_every=t.checkpoint_every)
     state = ctx.load_checkpoint()
-    evals = 0
     if state is not None:
         learner.load_state_dict(state["learner"])
         sampler.rng.bit_generator.state = state["rng"]
-        evals = state["evals"]
     names = tuple(dict.fromkeys(learner.sources))
     total = learner.pretrain_steps + t.steps
     sums: dict[str, list[float]] = {}
@@ -393,17 +395,15 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
         for key, value in learner.update(sampler.batch(names, t.batch_size)).items():
             sums.setdefault(key, []).append(value)
         step = learner.steps - learner.pretrain_steps
-        if step <= 0 or (step % t.eval_every and learner.steps != total):
+        if step <= 0 or not cadence.evaluates(step):
             continue
         mean, std = evaluate(config, ctx, data, learner)
         losses = {k: float(np.mean(v)) for k, v in sums.items()}
         if not all(math.isfinite(v) for v in losses.values()):
             mean = math.nan
-        evals += 1
         checkpoint = None
-        if t.checkpoint_every and evals % t.checkpoint_every == 0:
-            checkpoint = {"learner": learner.state_dict(), "rng": sampler.rng.bit_generator.state,
-                          "evals": evals}
+        if cadence.checkpoints(step):
+            checkpoint = {"learner": learner.state_dict(), "rng": sampler.rng.bit_generator.state}
         record = data.record
         ctx.report({"eval/score": data.reference.score(mean), "eval/return": mean,
                     "eval/return_std": std, "train/step": step, "train/grad_steps": learner.steps,
@@ -416,7 +416,8 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
                     "data/unlabeled_expert_fraction":
                         record["unlabeled"]["expert_transition_fraction"],
                     "data/ref_random": data.reference.random,
-                    "data/ref_expert": data.reference.expert}, checkpoint=checkpoint)
+                    "data/ref_expert": data.reference.expert}, checkpoint=checkpoint,
+                   step=step)
         sums = {}
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import torch
 
+from raystudy import Analysis, Metric, RunResults, Study, Table, TrialContext
 from raystudy.algorithms.graph_transfer import gains, summary
 from raystudy.algorithms.graph_transfer.datasets import (
     REAL_DATASETS,
@@ -45,9 +46,6 @@ from raystudy.algorithms.graph_transfer.split import leakage_free_split
 from raystudy.algorithms.graph_transfer.stats import graph_statistics
 from raystudy.algorithms.graph_transfer.synthetic import CSBM, is_synthetic, parse_csbm
 from raystudy.algorithms.graph_transfer.train import FitConfig
-from raystudy.platform.context import TrialContext
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Metric, Study, Table
 
 
 @dataclass

@@ -13,7 +13,7 @@ Launch::
         --workers 4 --gpus-per-worker 1
 
 Each trial trains an MLP (log1p expression -> cell line) reading its minibatches from
-a :class:`~raystudy.studies.cell_classifier_blocks.BlockSampledDatasource` (Ray Data; one block
+a :class:`~raystudy.studies.cell_classifier.blocks.BlockSampledDatasource` (Ray Data; one block
 per minibatch, split across Ray Train workers by ``get_dataset_shard``). The swept key
 ``sampling.loader`` names the loader: ``random`` (permutation, rows read one by one),
 ``streaming/F`` (file order, fetch factor F) or ``block/B/F`` (block size B, fetch
@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from raystudy import Analysis, Metric, RunResults, Study, Table, TrialContext
 from raystudy.algorithms.sampling import (
     BlockShuffling,
     H5ADCollection,
@@ -45,9 +46,6 @@ from raystudy.algorithms.sampling.synthetic import plate_path
 from raystudy.algorithms.sampling.torch_loader import rows_to_tensors
 from raystudy.errors import DataError
 from raystudy.platform import datacheck
-from raystudy.platform.context import TrialContext
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Metric, Study, Table
 
 OBS = ["plate", "cell_line"]
 
@@ -191,7 +189,7 @@ def train_strategy(config: CellClassifierConfig, train_rows: np.ndarray) -> Samp
 
 def train_datasets(config: CellClassifierConfig) -> dict[str, Any]:
     """The training cells as a block-sampled Ray Dataset of ``train.epochs`` epochs."""
-    from raystudy.studies.cell_classifier_blocks import BlockSampledDatasource, read_block_sampled
+    from raystudy.studies.cell_classifier.blocks import BlockSampledDatasource, read_block_sampled
 
     coll, val = open_collection(config)
     train_rows = np.setdiff1d(np.arange(coll.n_rows), val)
@@ -250,7 +248,7 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
 
 
 def train_loop(config: CellClassifierConfig, ctx: TrialContext) -> None:
-    from raystudy.studies.cell_classifier_blocks import iter_minibatches
+    from raystudy.studies.cell_classifier.blocks import iter_minibatches
 
     torch.set_num_threads(config.train.threads)
     torch.manual_seed(config.train.seed)
@@ -288,8 +286,8 @@ def train_loop(config: CellClassifierConfig, ctx: TrialContext) -> None:
         ctx.report({
             "eval/accuracy": ctx.all_reduce_mean(accuracy(model, val_x, val_y)),
             "train/loss": ctx.all_reduce_mean(float(loss.item()) if step else math.nan),
-            "train/cells_per_s": ctx.all_reduce_mean(cells / elapsed) * ctx.world_size,
-            "data/cells_per_s": ctx.all_reduce_mean(cells / max(wait, 1e-9)) * ctx.world_size,
+            "train/cells_per_s": ctx.all_reduce_sum(cells / elapsed),
+            "data/cells_per_s": ctx.all_reduce_sum(cells / max(wait, 1e-9)),
             "train/plate_entropy": ctx.all_reduce_mean(float(np.mean(entropies or [0.0]))),
             "train/random_plate_entropy": expected_random_entropy(
                 plate_counts, config.train.batch_size),

@@ -34,6 +34,7 @@ import gpytorch
 import numpy as np
 import torch
 
+from raystudy import Analysis, Metric, RunResults, Study, TrialContext
 from raystudy.algorithms.empirical_gp import base_prior, em_fit
 from raystudy.algorithms.empirical_gp.baselines import BASELINES, fit_and_predict
 from raystudy.algorithms.empirical_gp.corpora import (
@@ -46,9 +47,6 @@ from raystudy.algorithms.empirical_gp.corpora import (
 from raystudy.algorithms.empirical_gp.loaders import load_csv_folder, load_curves
 from raystudy.algorithms.empirical_gp.modules import fit_predict
 from raystudy.errors import DataError, MissingDataError
-from raystudy.platform.context import TrialContext
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Metric, Study
 
 FILE_FAMILIES = ("lcbench", "csv")
 # family: (grid points per curve, observation noise sd, where corpus datasets are observed)
@@ -350,7 +348,7 @@ def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
     started = time.perf_counter()
     prior = em_fit(problem.datasets, torch.as_tensor(Z).unsqueeze(-1), kernel, mean, noise=noise,
                    iterations=m.iterations, learn_noise=m.learn_noise, prior=prior_kind,
-                   shrinkage=shrinkage, map_fn=ctx.map if ctx.map_tasks > 0 else None,
+                   shrinkage=shrinkage, map_fn=ctx.map if ctx.slots > 1 else None,
                    shards=m.shards)
     em_seconds = time.perf_counter() - started
     base = base_prior(prior.reference_points, kernel, mean, noise=prior.noise)

@@ -1,0 +1,1 @@
+"""SGD vs Adam on an ill-conditioned least-squares problem (a raystudy example study)."""

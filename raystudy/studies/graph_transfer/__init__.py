@@ -1,0 +1,18 @@
+"""Same-graph NC <-> LP transfer, leakage-free vs leaky (Akula et al., ICML 2026).
+
+The study package: ``recipe.py`` (config, data, model, loop, ``STUDY``), its own helpers
+beside it, and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first access, so
+``raystudy list`` reads this docstring without importing the recipe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STUDY":
+        from raystudy.studies.graph_transfer.recipe import STUDY
+
+        return STUDY
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
