@@ -74,6 +74,9 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
                         help="quick (minutes on 2 CPUs) | paper | a YAML file")
     parser.add_argument("--set", dest="overrides", action="append", default=[],
                         metavar="KEY=VALUE", help="override a config field, e.g. optimizer.lr=0.01")
+    parser.add_argument("--verbose", action="store_true",
+                        help="also show Ray's and Tune's own output (trial tables) on the "
+                        "terminal; it always goes to the run folder's logs/driver.log")
     parser.add_argument("--mlflow", action="store_true",
                         help="also log trials to MLflow (file:<run folder>/mlruns; needs mlflow)")
     parser.add_argument("--optuna-storage", default=None, metavar="URL",
@@ -346,7 +349,7 @@ def dispatch(args: argparse.Namespace) -> int:
         run_dir = execute(_request(args, args.command), resume=args.resume,
                           address=address, connect_timeout_s=args.connect_timeout,
                           placement_timeout_s=args.placement_timeout,
-                          cluster_config=args.cluster_config)
+                          cluster_config=args.cluster_config, verbose=args.verbose)
         return _exit_code(run_dir)
     if args.command == "report":
         from raystudy.platform.report import write_report_at

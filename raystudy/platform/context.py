@@ -160,6 +160,7 @@ class BaseContext:
         self.map_tasks = map_tasks
         self.cpus_per_map_task = cpus_per_map_task
         self._loaded: tuple[dict[str, Any] | None, int] | None = None
+        self._total: int | None = None
 
     @property
     def slots(self) -> int:
@@ -178,6 +179,7 @@ class BaseContext:
         """The loop's rhythm, resumed after the step of the last checkpoint (if any)."""
         self.load_checkpoint()
         start = self._loaded[1] if self._loaded else 0
+        self._total = total
         return StepCadence(total, eval_every, checkpoint_every, start=min(start, total))
 
     def load_checkpoint(self) -> dict[str, Any] | None:
@@ -224,6 +226,8 @@ class BaseContext:
 
         ``step``: the cadence step this report ends; a checkpoint records it, so a resumed
         cadence starts after it."""
+        if step is not None and self._total is not None:  # the trial's own progress
+            metrics = {**metrics, "progress/step": step, "progress/total": self._total}
         marked, diverged = mark_divergence(metrics, self.metrics)
         if checkpoint is not None and step is not None:
             checkpoint = {**checkpoint, STEP_KEY: step}

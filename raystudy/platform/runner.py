@@ -21,6 +21,7 @@ import os
 import shlex
 import signal
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataErro
 from raystudy.platform import preflight, storage
 from raystudy.platform.config import load_config, profile_sweep_defaults
 from raystudy.platform.optuna_mirror import open_storage, storage_url
+from raystudy.platform.progress import ProgressView, closing_line, driver_log
 from raystudy.platform.registry import get_study, is_study_file
 from raystudy.platform.results import REQUEST_FILE
 from raystudy.platform.rundir import (
@@ -48,6 +50,7 @@ from raystudy.platform.study import Study
 from raystudy.platform.trainable import Compute, make_trainable
 
 SEARCHES = ("grid", "random", "optuna")
+LOG_FILE = "logs/driver.log"
 SCHEDULERS = ("fifo", "asha")
 
 
@@ -257,9 +260,13 @@ def _in_main_thread() -> bool:
 
 def execute(request: Request, resume: bool = False, address: str | None = None,
             connect_timeout_s: float = 10.0, placement_timeout_s: float = 120.0,
-            cluster_config: str | None = None) -> Path | str:
+            cluster_config: str | None = None, verbose: bool = False) -> Path | str:
     """Run (or resume) a run/sweep; returns the run folder (a path, or its URI on object
     storage) with its report.
+
+    The terminal shows raystudy's lines and one progress view; everything Ray and Tune
+    print goes to ``logs/driver.log`` in the run folder (and to the terminal too with
+    ``verbose``).
 
     Attached to a cluster, trials that wait with no node able to hold them and none being
     added end the run after ``placement_timeout_s``; ``cluster_config`` (a launcher YAML)
@@ -298,10 +305,13 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
         _check_resources(study, config, request.compute, preflight.local_capacity())
 
     os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "1")  # a killed driver loses <= 1 s
+    os.environ.setdefault("RAY_DEDUP_LOGS", "0")  # every worker line into logs/driver.log
+    # as it comes, none held back to be flushed on the terminal at shutdown
     started = time.time()
     created = False
     try:
-        with ray_session(address) as where, _graceful_interrupt() as interrupt:
+        with driver_log(verbose) as log, ray_session(address) as where, \
+                _graceful_interrupt() as interrupt:
             if target:
                 _check_resources(study, config, request.compute,
                                  preflight.cluster_capacity(target, cluster_config),
@@ -313,13 +323,23 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             elif not resume:
                 created = True
                 storage.write_json(storage.join(run, REQUEST_FILE), request.to_json())
-            print(f"raystudy: {request.kind} {study.name} ({grid_size * request.samples} "
-                  f"trial(s)) on {where}; results in {run}", flush=True)
+            total = grid_size * request.samples
+            print(f"raystudy: {request.kind} {study.name} ({total} trial(s)) on {where}; "
+                  f"results in {run}", flush=True)
+            log_path = (run_dir if not remote else Path(tempfile.mkdtemp())) / LOG_FILE
+            log.attach(log_path)
+            _start_lines(run, log_path, remote, optuna_url)
+            view = ProgressView(total, study.primary.name, study.primary.mode)
             disk = _disk_guard(request, root)
             watch = _placement_watch(request, placement_timeout_s) if target else None
             tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
-                           run, root, resume, [c for c in (disk, watch) if c], optuna_url)
+                           run, root, resume, [c for c in (disk, watch, view) if c], optuna_url)
             tuner.fit()
+            closing = closing_line(time.time() - started)
+            if closing:
+                print(closing, flush=True)
+            if remote:
+                storage.write_text(storage.join(run, LOG_FILE), log_path.read_text())
             # measured again: on a resumed run Tune holds its own unpickled copy of the guard
             if disk is not None and disk.low():
                 raise UserError(f"--storage {root} is almost full (under "
@@ -344,6 +364,16 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             raise timeout from None
         raise
     return _finish(request, run, time.time() - started)
+
+
+def _start_lines(run: str, log_path: Path, remote: bool, optuna_url: str | None) -> None:
+    """Where things are: the log, the dashboard, TensorBoard on the run folder."""
+    log = storage.join(run, LOG_FILE) if remote else log_path
+    print(f"raystudy: full log (Ray, Tune): {log}", flush=True)
+    if not remote:
+        if optuna_url and optuna_url.startswith("sqlite"):
+            print(f"raystudy: live dashboard: raystudy dashboard {run}", flush=True)
+        print(f"raystudy: curves: tensorboard --logdir {run}", flush=True)
 
 
 def _placement_watch(request: Request, timeout_s: float):

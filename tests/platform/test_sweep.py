@@ -25,7 +25,7 @@ def summary(run_dir):
     return json.loads((run_dir / "summary.json").read_text())
 
 
-def test_grid_sweep_records_diverged_trial_and_goes_on(ray_session, tmp_path):
+def test_grid_sweep_records_diverged_trial_and_goes_on(ray_session, tmp_path, capsys):
     space = write_space(tmp_path, """
 params:
   optimizer.name: {grid: [adamw, sgd]}
@@ -36,6 +36,17 @@ params:
     assert main(argv) == 0
     run_dir = tmp_path / "grid"
     result = summary(run_dir)
+    # a pipe gets raystudy's own lines only, a few; Ray and Tune went to the run's log
+    shown = capsys.readouterr()
+    lines = (shown.out + shown.err).splitlines()
+    assert len(lines) <= 15, lines
+    assert all(line.startswith("raystudy:") for line in lines), lines
+    counts = result["counts"]
+    assert any(f"4 trial(s): {counts['finished']} finished, {counts['diverged']} diverged; "
+               "best eval/loss" in line for line in lines), lines
+    assert f"full log (Ray, Tune): {run_dir / 'logs' / 'driver.log'}" in shown.out
+    log = (run_dir / "logs" / "driver.log").read_text()
+    assert "Trial status" in log  # Tune's own tables
     by_params = {(t["params"]["optimizer.name"], t["params"]["optimizer.lr"]): t
                  for t in result["trials"]}
     assert len(by_params) == 4
@@ -50,6 +61,14 @@ params:
     assert result["versions"]["ray"].startswith("2.60")
     # the same name again is refused rather than overwritten
     assert main(argv) == 2
+
+
+def test_verbose_shows_tunes_own_output_on_the_terminal(ray_session, tmp_path, capsys):
+    assert main(["run", "optimizer_robustness", "--storage", str(tmp_path), "--name", "v",
+                 "--verbose", *TINY]) == 0
+    out = capsys.readouterr().out
+    assert "Trial status" in out and "raystudy: report written to" in out
+    assert "Trial status" in (tmp_path / "v" / "logs" / "driver.log").read_text()
 
 
 def test_optuna_search_with_asha(ray_session, tmp_path):
