@@ -19,9 +19,11 @@ def test_parse_loader():
     assert parse_loader("random") == ("random", 1, 1)
     assert parse_loader("streaming/16") == ("streaming", 0, 16)
     assert parse_loader("block/16/256") == ("block", 16, 256)
-    for bad in ("block/16", "block/0/4", "stream/4", "block/a/4"):
+    for bad in ("block/16", "block/0/4", "stream/4", "block/a/4", "block/1.5/4", "random+random"):
         with pytest.raises(ValueError, match="random, streaming/F or block/B/F"):
             parse_loader(bad)
+    with pytest.raises(ConfigError, match="sampling.loader='block//4': empty term"):
+        parse_loader("block//4")
 
 
 def test_missing_data_is_one_clear_error(tmp_path):
@@ -39,8 +41,13 @@ def test_missing_data_is_one_clear_error(tmp_path):
 def test_bad_config_values_are_config_errors():
     with pytest.raises(ConfigError, match="sampling.loader='block/4'"):
         validate(apply_overrides(CellClassifierConfig(), {"sampling.loader": "block/4"}))
-    with pytest.raises(ConfigError, match="read_cpus >= 0"):
-        validate(apply_overrides(CellClassifierConfig(), {"data.read_cpus": -1}))
+    for key, value, message in (("data.read_cpus", -1, "data.read_cpus=-1.0 must be >= 0"),
+                                ("train.batch_size", 0, "train.batch_size=0 must be >= 1"),
+                                ("train.lr", "inf", "train.lr=inf must be a finite number"),
+                                ("sampling.output", "coo",
+                                 "sampling.output='coo' is not one of csr, dense")):
+        with pytest.raises(ConfigError, match=message):
+            validate(apply_overrides(CellClassifierConfig(), {key: value}))
 
 
 def test_make_anndata_cli(tmp_path, capsys):

@@ -37,10 +37,14 @@ def config(overrides: dict[str, str]) -> ci.ContrastiveImitationConfig:
     ("dualcoil.alpha", "1.5", "is not convex"),
     ("method", "gail", "method='gail' is not one of"),
     ("data.mix", "random/1/10", "data.mix: mix 'random/1/10'"),
-    ("dualcoil.preset", "hopper", "preset 'hopper' is not auto, none"),
+    ("dualcoil.preset", "hopper", "dualcoil.preset='hopper' is not one of auto, none"),
+    ("dualcoil.extraction", "v", "dualcoil.extraction='v' is not one of q, advantage"),
     ("data.task", "cartpole", "data.task='cartpole'"),
     ("data.reference", "1", "data.reference='1'"),
-    ("train.eval_episodes", "0", "must be >= 1"),
+    ("train.eval_episodes", "0", "train.eval_episodes=0 must be >= 1"),
+    ("train.gamma", "1", "train.gamma=1.0 must be < 1"),
+    ("train.disc_steps", "-1", "train.disc_steps=-1 must be >= 0"),
+    ("baselines.dwbc_eta", "0", "baselines.dwbc_eta=0.0 must be > 0"),
 ])
 def test_bad_values_are_one_line_config_errors(key, value, message):
     with pytest.raises(ConfigError, match=message) as info:

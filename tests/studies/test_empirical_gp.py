@@ -33,14 +33,22 @@ def one_thread():
 def test_bad_values_name_their_key():
     cases = {
         "task.family": ("images", "task.family='images' is not one of gp, curves"),
-        "task.horizons": ("1,x", "task.horizons='1,x': expected positive integers"),
+        "task.horizons": ("1,x", "task.horizons='x' is not an integer"),
         "model.regularisation": ("shrinkage/2", "model.regularisation='shrinkage/2'"),
-        "eval.baselines": ("base,cubic", "eval.baselines: unknown cubic"),
-        "task.observed": (1.5, "task.observed=1.5 must be a fraction"),
+        "eval.baselines": ("base,cubic", "eval.baselines='cubic' is not one of base, rbf"),
+        "task.observed": (1.5, "task.observed=1.5 must be < 1"),
         "corpus.locations": ("random", "corpus.locations='random'"),
+        "model.reference_points": (1, "model.reference_points=1 must be >= 2"),
+        "model.iterations": (-1, "model.iterations=-1 must be >= 0"),
     }
     for key, (value, message) in cases.items():
         with pytest.raises(ConfigError, match=message.replace("(", r"\(")):
+            config(**{key: value})
+    for key, value, message in (("task.horizons", "1,0", "task.horizons=0 must be >= 1"),
+                                ("task.horizons", "", "task.horizons needs at least one"),
+                                ("model.regularisation", "shrinkage",
+                                 "model.regularisation='shrinkage': expected none")):
+        with pytest.raises(ConfigError, match=message):
             config(**{key: value})
     with pytest.raises(ConfigError, match="reach past the 52 points of a curves curve"):
         config(**{"task.horizons": "1,45"})

@@ -31,10 +31,14 @@ def config(**overrides) -> GraphTransferConfig:
     ("protocol.name", "random", "protocol.name='random' is not one of"),
     ("model.backbone", "gat", "model.backbone='gat'"),
     ("protocol.hard_negatives", "5", "even number"),
-    ("transfer.lambdas", "0.5,2", "transfer.lambdas must be numbers in \\[0, 1\\]"),
+    ("transfer.lambdas", "0.5,2", "transfer.lambdas=2.0 must be <= 1"),
+    ("transfer.lambdas", "", "transfer.lambdas is empty"),
+    ("model.dropout", "1", "model.dropout=1.0 must be < 1"),
+    ("model.attention", "flash", "model.attention='flash' is not one of auto"),
+    ("train.patience", "0", "train.patience=0 must be >= 1"),
     ("data.dataset", "csbm-h2", "homophily must be in"),
     ("data.dataset", "Coraa", "'Coraa' is neither a real dataset"),
-    ("protocol.contrast", "nc,bogus", "'bogus' is not one of"),
+    ("protocol.contrast", "nc,bogus", "protocol.contrast='bogus' is not one of"),
 ])
 def test_invalid_values_name_the_key(key, value, message):
     with pytest.raises(ConfigError, match=message):

@@ -13,14 +13,9 @@ from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.config import apply_overrides, validate
 from raystudy.platform.context import STEP_KEY, LocalContext
-from raystudy.studies.plasticity.recipe import (
-    STUDY,
-    PlasticityConfig,
-    build_intervention,
-    check_data,
-    parse_intervention,
-    train_loop,
-)
+from raystudy.studies.plasticity.analysis import collect_runs
+from raystudy.studies.plasticity.interventions import build_intervention, parse_intervention
+from raystudy.studies.plasticity.recipe import STUDY, PlasticityConfig, check_data, train_loop
 
 TINY = {"stream.tasks": 4, "train.steps_per_task": 15, "model.hidden": "16,16",
         "metrics.samples": 64, "metrics.hessian_every": 2, "metrics.lanczos_iterations": 8,
@@ -70,8 +65,14 @@ def test_intervention_specs_parse_and_build_their_pieces():
     ({"stream.dataset": "mnist"}, "stream.dataset=mnist needs stream.path"),
     ({"model.arch": "convnet"}, "model.arch=convnet needs stream.dataset=cifar10"),
     ({"rl.env": "Pong-v5"}, "rl.env='Pong-v5' is not one of"),
-    ({"metrics.late_fraction": 0}, "metrics.late_fraction=0.0 must be in"),
+    ({"metrics.late_fraction": 0}, "metrics.late_fraction=0.0 must be > 0"),
+    ({"metrics.late_fraction": 1.5}, "metrics.late_fraction=1.5 must be <= 1"),
     ({"train.steps_per_task": 0}, "train.steps_per_task=0 must be >= 1"),
+    ({"train.lr": "nan"}, "train.lr=nan must be a finite number"),
+    ({"rl.ppo.num_envs": 0}, "rl.ppo.num_envs=0 must be >= 1"),
+    ({"rl.scale": 0.5}, "rl.scale=0.5 must be >= 1"),
+    ({"model.hidden": "16,0"}, "model.hidden=0 must be >= 1"),
+    ({"intervention.spec": "l2/"}, "intervention.spec='l2/': empty term or argument"),
 ])
 def test_config_errors_name_the_key(overrides, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as raised:
@@ -223,8 +224,6 @@ def test_tasks_re_reported_after_a_resume_count_once():
     """Tune appends a restored trial's reports to its history: the tasks redone after the
     last checkpoint appear twice there and must appear once in the analysis, last wins."""
     from types import SimpleNamespace
-
-    from raystudy.studies.plasticity.recipe import collect_runs
 
     reports = run(tiny()).reports
     history = reports[:3] + [dict(r, **{"task/score": -1.0}) for r in reports[1:3]] + reports[1:]

@@ -27,12 +27,23 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from raystudy import Analysis, Metric, RunResults, Study, Table, TrialContext
+from raystudy import (
+    Analysis,
+    Metric,
+    NonNegativeFloat,
+    PositiveFloat,
+    PositiveInt,
+    RunResults,
+    Study,
+    Table,
+    TrialContext,
+    parse_spec,
+)
 from raystudy.algorithms.sampling import (
     BlockShuffling,
     H5ADCollection,
@@ -66,11 +77,11 @@ class DataConfig:
     """Generated collection: fraction of non-zero counts."""
     cell_lines: int = 16
     """Generated collection: cell lines (the classes)."""
-    val_cells: int = 2048
+    val_cells: PositiveInt = 2048
     """Cells held out (drawn at random, seed 0) for validation accuracy."""
-    read_cpus: float = 0.0
+    read_cpus: NonNegativeFloat = 0.0
     """CPUs reserved per Ray Data read task (0: share the trial's; a trial holds its CPUs)."""
-    read_concurrency: int = 2
+    read_concurrency: PositiveInt = 2
     """Ray Data read tasks in flight per trial (each reads whole fetches)."""
 
 
@@ -78,29 +89,29 @@ class DataConfig:
 class SamplingConfig:
     loader: str = "block/16/16"
     """random | streaming/F | block/B/F (B: block size, F: fetch factor)."""
-    output: str = "csr"
+    output: Literal["csr", "dense"] = "csr"
     """Rows through Ray Data as csr (sparse lists) or dense (tensor column)."""
 
 
 @dataclass
 class ModelConfig:
-    hidden: int = 128
+    hidden: PositiveInt = 128
     """Width of the two hidden layers."""
 
 
 @dataclass
 class TrainConfig:
-    batch_size: int = 64
+    batch_size: PositiveInt = 64
     """Minibatch size (the paper's 64)."""
-    epochs: int = 1
+    epochs: PositiveInt = 1
     """Passes over the training cells."""
-    lr: float = 1e-3
+    lr: PositiveFloat = 1e-3
     """AdamW learning rate."""
-    eval_every: int = 100
+    eval_every: PositiveInt = 100
     """Steps between validation reports (and at the end)."""
     seed: int = 0
     """Seed of the sampling order and the model init."""
-    threads: int = 1
+    threads: PositiveInt = 1
     """torch CPU threads per trial."""
 
 
@@ -112,16 +123,8 @@ class CellClassifierConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def validate(self) -> None:
+        """Rules across fields (each field's own bounds and choices are declared on it)."""
         parse_loader(self.sampling.loader)
-        if self.sampling.output not in ("csr", "dense"):
-            raise ValueError("sampling.output must be csr or dense")
-        if min(self.train.batch_size, self.train.epochs, self.train.eval_every,
-               self.model.hidden, self.train.threads, self.data.val_cells,
-               self.data.read_concurrency) < 1 or self.data.read_cpus < 0:
-            raise ValueError("train.batch_size/epochs/eval_every/threads, model.hidden, "
-                             "data.val_cells/read_concurrency must be >= 1, read_cpus >= 0")
-        if not (self.train.lr > 0 and math.isfinite(self.train.lr)):
-            raise ValueError(f"train.lr={self.train.lr} must be a positive number")
         if not self.data.path and not (self.data.cells >= self.data.plates >= 1
                                        and self.data.cells > self.data.val_cells):
             raise ValueError("data.cells must exceed data.val_cells and data.plates")
@@ -130,16 +133,15 @@ class CellClassifierConfig:
 # ----------------------------------------------------------------------------- data
 def parse_loader(spec: str) -> tuple[str, int, int]:
     """``(strategy, block_size, fetch_factor)`` of ``random``, ``streaming/F``, ``block/B/F``."""
-    parts = spec.strip().split("/")
-    try:
-        if parts == ["random"]:
+    (term, *more) = parse_spec(spec, "sampling.loader")
+    sizes = [int(a) for a in term.args if isinstance(a, float) and a.is_integer() and a >= 1]
+    if not more and len(sizes) == len(term.args):
+        if term.name == "random" and not sizes:
             return "random", 1, 1
-        if parts[0] == "streaming" and len(parts) == 2 and int(parts[1]) >= 1:
-            return "streaming", 0, int(parts[1])
-        if parts[0] == "block" and len(parts) == 3 and min(int(parts[1]), int(parts[2])) >= 1:
-            return "block", int(parts[1]), int(parts[2])
-    except ValueError:
-        pass
+        if term.name == "streaming" and len(sizes) == 1:
+            return "streaming", 0, sizes[0]
+        if term.name == "block" and len(sizes) == 2:
+            return "block", sizes[0], sizes[1]
     raise ValueError(f"sampling.loader={spec!r}: expected random, streaming/F or block/B/F "
                      "with positive integers B, F")
 

@@ -18,8 +18,11 @@ Each trial trains one method (``method``) on one mix (``data.mix``) with one see
 deterministic rollouts in the task's gymnasium env (spread over ``--map-tasks`` Ray
 tasks by ``ctx.map``). ``analyze`` tabulates the normalised score (mean +- std over
 seeds) per method and mix, plots the learning curves, and says whether DualCOIL is
-ahead of BC-on-all and level with the best baseline.
+ahead of BC-on-all and level with the best baseline. Beside this recipe: ``data.py``
+(which sets each method reads, where episodes come from, the data check) and
+``analysis.py`` (the report).
 """
+
 
 from __future__ import annotations
 
@@ -31,16 +34,24 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
-from raystudy import Analysis, Metric, RunResults, Study, Table, TrialContext
+from raystudy import (
+    Fraction,
+    Metric,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Study,
+    TrialContext,
+)
 from raystudy.algorithms.imitation import (
     MixSpec,
     ReferenceReturns,
-    comparison,
     d4rl_reference,
     sac,
     sources,
@@ -52,23 +63,29 @@ from raystudy.algorithms.imitation.dwbc import DWBC, DWBCConfig
 from raystudy.algorithms.imitation.nets import EnvPolicy, Learner, average_gradients
 from raystudy.algorithms.imitation.rollouts import EvalItem, evaluate_episodes
 from raystudy.algorithms.imitation.safedice import SafeDICE, SafeDICEConfig
-from raystudy.errors import DataError
 from raystudy.platform.config import apply_overrides, flatten_mapping
+from raystudy.studies.contrastive_imitation.analysis import analyze
+from raystudy.studies.contrastive_imitation.data import (
+    METHOD_SOURCES,
+    METHODS,
+    ORACLE,
+    SAC,
+    check_data,
+    source_locations,
+)
 
-METHODS = ("dualcoil", "bc_good", "bc_all", "demodice", "safedice", "dwbc")
-ORACLE = "bc_oracle"  # a reference, not a method: BC on the unlabeled expert episodes (hidden)
-SAC = "sac"  # not an imitation method: trains the SAC expert of a MuJoCo task (--profile sac)
-METHOD_SOURCES = {"dualcoil": DualCOIL.sources, "bc_good": ("good",), "bc_all": ("all",),
-                  ORACLE: ("oracle",), "demodice": DemoDICE.sources,
-                  "safedice": SafeDICE.sources, "dwbc": DWBC.sources, SAC: ()}
+METHOD_CHOICES = (*METHODS, ORACLE, SAC)
+DATA_SOURCES = sources.SOURCES
+TASKS = tuple(sources.TASKS)
+PRESETS = ("auto", "none", *PAPER_CONSTANTS)
 EVAL_SEED = 900_000  # evaluation resets: the same for every trial, apart from the data's
 
 
 @dataclass
 class DataConfig:
-    source: str = "generate"
+    source: Literal[DATA_SOURCES] = "generate"  # type: ignore[valid-type]
     """generate (roll the task's policies out here) | d4rl (HDF5 files) | minari (local store)."""
-    task: str = "pendulum"
+    task: Literal[TASKS] = "pendulum"  # type: ignore[valid-type]
     """pendulum, invertedpendulum, hopper, halfcheetah, walker2d, ant (env: sources.TASKS)."""
     mix: str = "random/1/10/30"
     """SOURCE/GOOD/BAD/UNLABELED_EXPERT[/UNLABELED_BAD]: whole episodes per set."""
@@ -82,19 +99,19 @@ class DataConfig:
     """Random episodes: a file (d4rl) or Minari id; '' = derived from task."""
     medium: str = ""
     """Medium episodes: a file (d4rl) or Minari id; '' = derived from task."""
-    reference: str = ""
-    """'RANDOM,EXPERT' returns for the normalised score; '' = from the data."""
+    reference: tuple[float, ...] = ()
+    """RANDOM,EXPERT returns for the normalised score; () = from the data."""
     cache_dir: str = "~/.cache/raystudy/contrastive_imitation"
     """generate: where the generated episodes are written once and reused."""
-    expert_episodes: int = 40
+    expert_episodes: PositiveInt = 40
     """generate: expert episodes rolled out."""
-    random_episodes: int = 1000
+    random_episodes: PositiveInt = 1000
     """generate: random episodes (the whole random source, as D4RL's 1M-step files)."""
-    medium_episodes: int = 1000
+    medium_episodes: PositiveInt = 1000
     """generate: medium episodes."""
     expert_dir: str = ""
     """generate on MuJoCo tasks: folder with the SAC trainer's expert.pt and medium.pt."""
-    reference_episodes: int = 100
+    reference_episodes: PositiveInt = 100
     """generate: episodes of the random and expert policy for the reference returns."""
     state_norm: bool = True
     """Normalise states by the unlabeled set's mean/std (overridden by dualcoil.preset)."""
@@ -102,7 +119,7 @@ class DataConfig:
 
 @dataclass
 class DualCOILParams:
-    preset: str = "none"
+    preset: Literal[PRESETS] = "none"  # type: ignore[valid-type]
     """auto (paper constants for task + mix source), a PAPER_CONSTANTS key, or none."""
     alpha: float = 0.6
     """Repulsion from the bad data, in [0, 1)."""
@@ -116,99 +133,83 @@ class DualCOILParams:
     """L2 of the actor's and discriminators' Adam."""
     tau: float = 0.005
     """Target critic step."""
-    extraction: str = "q"
+    extraction: Literal["q", "advantage"] = "q"
     """q (the paper's Q-weighted BC) | advantage (the public code's optional variant)."""
 
 
 @dataclass
 class BaselineParams:
-    demodice_alpha: float = 0.05
+    demodice_alpha: NonNegativeFloat = 0.05
     """DemoDICE's KL(d || d_U) weight (its paper's 0.05)."""
-    safedice_alpha: float = 0.5
+    safedice_alpha: Fraction = 0.5
     """SafeDICE's assumed share of bad data in the unlabeled set."""
     dwbc_alpha: float = 10.0
     """DWBC's plain-BC weight (its code's default)."""
-    dwbc_eta: float = 0.5
+    dwbc_eta: Fraction = 0.5
     """DWBC's positive-unlabeled prior."""
 
 
 @dataclass
 class TrainConfig:
-    steps: int = 6000
+    steps: PositiveInt = 6000
     """Gradient steps after the discriminator pre-training."""
-    disc_steps: int = 1000
+    disc_steps: NonNegativeInt = 1000
     """Discriminator-only steps (DualCOIL, DemoDICE, SafeDICE)."""
-    batch_size: int = 256
+    batch_size: PositiveInt = 256
     """Transitions per source per step (the paper's 1024)."""
-    hidden: int = 128
+    hidden: PositiveInt = 128
     """Width of the hidden layers of every network (the paper's 256)."""
-    layers: int = 2
+    layers: PositiveInt = 2
     """Hidden layers of every network."""
-    lr: float = 3e-4
+    lr: PositiveFloat = 3e-4
     """Learning rate of every network."""
-    gamma: float = 0.99
+    gamma: Fraction = 0.99
     """Discount."""
-    eval_every: int = 500
+    eval_every: PositiveInt = 500
     """Gradient steps between evaluations (and at the end)."""
-    eval_episodes: int = 10
+    eval_episodes: PositiveInt = 10
     """Deterministic evaluation episodes per evaluation."""
     seed: int = 0
     """Seed of the networks and the minibatches."""
-    threads: int = 1
+    threads: PositiveInt = 1
     """torch CPU threads per trial."""
-    checkpoint_every: int = 0
+    checkpoint_every: NonNegativeInt = 0
     """Evaluations between checkpoints (0: only the last step's)."""
 
 
 @dataclass
 class ContrastiveImitationConfig:
-    method: str = "dualcoil"
-    """dualcoil | bc_good | bc_all | demodice | safedice | dwbc | bc_oracle | sac."""
+    method: Literal[METHOD_CHOICES] = "dualcoil"  # type: ignore[valid-type]
+    """dualcoil | bc_good | bc_all | demodice | safedice | dwbc, or bc_oracle (a reference:
+    BC on the hidden-label expert episodes) | sac (trains a MuJoCo task's SAC expert)."""
     data: DataConfig = field(default_factory=DataConfig)
     dualcoil: DualCOILParams = field(default_factory=DualCOILParams)
     baselines: BaselineParams = field(default_factory=BaselineParams)
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def validate(self) -> None:
-        if self.method not in (*METHODS, ORACLE, SAC):
-            raise ValueError(f"method={self.method!r} is not one of {', '.join(METHODS)} "
-                             f"(or {ORACLE}: the hidden-label reference; {SAC}: train a "
-                             "MuJoCo expert)")
-        d, t = self.data, self.train
+        """Rules across fields (each field's own bounds and choices are declared on it)."""
+        d = self.data
         if self.method == SAC and d4rl_reference(d.task) is None:
             raise ValueError(f"method=sac trains MuJoCo experts; data.task={d.task!r} is not "
                              "one of hopper, halfcheetah, walker2d, ant")
-        if d.source not in sources.SOURCES:
-            raise ValueError(f"data.source={d.source!r} is not one of {', '.join(sources.SOURCES)}")
-        sources.env_id(d.task)
         try:
             MixSpec.parse(d.mix)
             dualcoil_settings(self)
         except ValueError as exc:
             raise ValueError(f"{'data.mix' if 'mix' in str(exc) else 'dualcoil'}: {exc}") from None
         if d.reference:
-            parse_reference(d.reference)
-        if min(t.steps, t.batch_size, t.hidden, t.layers, t.eval_every, t.eval_episodes,
-               t.threads, d.expert_episodes, d.random_episodes, d.medium_episodes,
-               d.reference_episodes) < 1:
-            raise ValueError("train.steps/batch_size/hidden/layers/eval_every/eval_episodes/"
-                             "threads and data.*_episodes must be >= 1")
-        if t.disc_steps < 0 or t.checkpoint_every < 0:
-            raise ValueError("train.disc_steps and train.checkpoint_every must be >= 0")
-        if not (t.lr > 0 and math.isfinite(t.lr)) or not 0 < t.gamma < 1:
-            raise ValueError("train.lr must be > 0 and train.gamma in (0, 1)")
-        b = self.baselines
-        if not 0 < b.safedice_alpha < 1 or b.demodice_alpha < 0 or not 0 < b.dwbc_eta < 1:
-            raise ValueError("baselines.safedice_alpha and dwbc_eta must lie in (0, 1), "
-                             "demodice_alpha >= 0")
+            reference_returns(d.reference)
 
 
 # ----------------------------------------------------------------------------- derived
-def parse_reference(text: str) -> ReferenceReturns:
+def reference_returns(values: tuple[float, ...]) -> ReferenceReturns:
+    """``data.reference`` (RANDOM,EXPERT) as the score's 0 and 100."""
     try:
-        low, high = (float(v) for v in text.split(","))
+        low, high = values
         return ReferenceReturns(low, high, source="data.reference")
     except ValueError as exc:
+        text = ",".join(f"{v:g}" for v in values)
         raise ValueError(f"data.reference={text!r}: expected 'RANDOM,EXPERT' returns "
                          f"({exc})") from None
 
@@ -223,11 +224,8 @@ def dualcoil_settings(config: ContrastiveImitationConfig) -> tuple[DualCOILConfi
     if preset == "none":
         values = (p.weight_decay, p.actor_q_scale, p.beta, p.c, p.alpha, p.tau,
                   config.data.state_norm)
-    elif preset in PAPER_CONSTANTS:
-        values = PAPER_CONSTANTS[preset]
     else:
-        raise ValueError(f"preset {preset!r} is not auto, none or one of "
-                         f"{', '.join(PAPER_CONSTANTS)}")
+        values = PAPER_CONSTANTS[preset]
     wd, q_scale, beta, c, alpha, tau, norm = values
     return DualCOILConfig(alpha=alpha, c=c, beta=beta, actor_q_scale=q_scale, gamma=t.gamma,
                           tau=tau, lr=t.lr, weight_decay=wd, hidden=(t.hidden,) * t.layers,
@@ -255,31 +253,6 @@ def make_learner(config: ContrastiveImitationConfig, obs_dim: int, act_dim: int,
 
 
 # ----------------------------------------------------------------------------- data
-def source_locations(data: DataConfig) -> dict[str, str]:
-    """Where each kind's episodes are read from (files, Minari ids or generated files)."""
-    kinds = ("expert", MixSpec.parse(data.mix).bad_source)
-    if data.source == "generate":
-        counts = {"expert": data.expert_episodes, "random": data.random_episodes,
-                  "medium": data.medium_episodes}
-        return {k: str(sources.generated_file(data.cache_dir, data.task, k, counts[k],
-                                              data.expert_dir, data.reference_episodes))
-                for k in kinds}
-    explicit = {"expert": data.expert, "random": data.random, "medium": data.medium}
-    return {k: sources.locate(data.source, data.task, k, data.root, explicit) for k in kinds}
-
-
-def check_data(config: ContrastiveImitationConfig) -> None:
-    """On the driver: every file exists and fits the task's env; generate missing data."""
-    if config.method == SAC:
-        return  # trains an expert: reads no data
-    try:
-        where = source_locations(config.data)  # generates (once) what a generate source lacks
-    except (ValueError, FileNotFoundError) as exc:
-        raise DataError(f"data.source={config.data.source}: {exc}") from None
-    if config.data.source != "generate":
-        sources.check_sources(config.data.source, config.data.task, where)
-
-
 def _data_key(config: ContrastiveImitationConfig) -> str:
     return json.dumps({"data": dataclasses.asdict(config.data),
                        "dualcoil": dataclasses.asdict(config.dualcoil)}, sort_keys=True)
@@ -289,7 +262,7 @@ def _data_key(config: ContrastiveImitationConfig) -> str:
 def _offline_data(key: str) -> sources.OfflineData:
     config = apply_overrides(ContrastiveImitationConfig(), flatten_mapping(json.loads(key)))
     data = config.data
-    reference = parse_reference(data.reference) if data.reference else None
+    reference = reference_returns(data.reference) if data.reference else None
     return sources.assemble(data.source, data.task, source_locations(data),
                             MixSpec.parse(data.mix), data.overlap, reference,
                             dualcoil_settings(config)[1])
@@ -419,92 +392,6 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
                     "data/ref_expert": data.reference.expert}, checkpoint=checkpoint,
                    step=step)
         sums = {}
-
-
-# ----------------------------------------------------------------------------- report
-def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    """Score table (mean +- std over seeds), learning curves, the claim, the data mixes."""
-    scores: dict[str, dict[str, list[float]]] = {}
-    curves: dict[str, dict[str, list]] = {}
-    mixes: dict[str, dict[str, float]] = {}
-    diverged: dict[tuple[str, str], int] = {}
-    for trial in results.trials:
-        if trial.status not in ("finished", "diverged"):
-            continue
-        mix, method = str(trial.config["data.mix"]), str(trial.config["method"])
-        if method == SAC:
-            continue  # experts, not imitation: in the trials table only
-        if trial.status == "diverged":
-            diverged[mix, method] = diverged.get((mix, method), 0) + 1
-            continue
-        scores.setdefault(mix, {}).setdefault(method, []).append(trial.metric("eval/score"))
-        curves.setdefault(mix, {}).setdefault(method, []).append(
-            [(row["train/step"], row["eval/score"]) for row in trial.history
-             if "eval/score" in row and math.isfinite(row["eval/score"])])
-        mixes[mix] = {k[5:]: v for k, v in trial.last.items() if k.startswith("data/")}
-    if not scores:
-        return Analysis(notes=["no finished trials yet: nothing to tabulate"])
-    rows, summary, notes = [], {"scores": {}, "claim": {}, "mixes": mixes}, []
-    for mix in sorted(scores):
-        ranked = sorted(scores[mix], key=lambda m: -comparison.mean_std(scores[mix][m])[0])
-        for method in ranked:
-            mean, std = comparison.mean_std(scores[mix][method])
-            rows.append([mix, method, f"{mean:.1f} +- {std:.1f}", len(scores[mix][method]),
-                         diverged.get((mix, method), 0)])
-            summary["scores"].setdefault(mix, {})[method] = {
-                "mean": mean, "std": std, "values": scores[mix][method]}
-        verdict = summary["claim"][mix] = comparison.claim(scores[mix])
-        if verdict:
-            best = verdict["best_baseline"]
-            notes.append(
-                f"mix {mix}: DualCOIL {verdict['dualcoil']:.1f} vs BC-on-all "
-                f"{verdict['bc_all']:.1f} "
-                f"({'ahead' if verdict['ahead_of_bc_all'] else 'NOT ahead'})"
-                f"; best other method {best} {verdict['best_baseline_score']:.1f} "
-                f"({'level or ahead' if verdict.get('level_with_best') else 'DualCOIL behind'})")
-    table = Table("Normalised score", ["mix", "method", "score (mean +- std)", "seeds",
-                                       "diverged"], rows,
-                  note="final evaluation of each trial; 100 (R - R_random) / (R_expert - "
-                       "R_random); std over seeds (ddof 0); ranked within each mix; "
-                       "bc_oracle uses hidden labels (a reference, not a method)")
-    data_rows = [[mix, m.get("good_episodes"), m.get("bad_episodes"),
-                  m.get("unlabeled_episodes"), m.get("unlabeled_transitions"),
-                  m.get("unlabeled_expert_fraction"), m.get("ref_random"), m.get("ref_expert")]
-                 for mix, m in sorted(mixes.items())]
-    data_table = Table("Data mixes", ["mix", "good episodes", "bad episodes",
-                                      "unlabeled episodes", "unlabeled transitions",
-                                      "expert share of unlabeled", "R_random", "R_expert"],
-                       data_rows, note="whole episodes; R_random/R_expert: reference returns")
-    diagnostics = dualcoil_diagnostics(results)
-    figures = [
-        ("learning curves", comparison.plot_learning_curves(curves, figures_dir / "curves.png")),
-        ("final scores", comparison.plot_final_scores(scores, figures_dir / "scores.png")),
-    ]
-    summary["dualcoil_diagnostics"] = {row[0]: dict(zip(DIAGNOSTICS, row[1:], strict=True))
-                                       for row in diagnostics.rows}
-    return Analysis(tables=[table, data_table, diagnostics], figures=figures, summary=summary,
-                    notes=notes)
-
-
-DIAGNOSTICS = ("train/w_unlabeled_expert", "train/w_unlabeled_other",
-               "train/q_unlabeled_expert", "train/q_unlabeled_other",
-               "train/actor_expert_share", "data/unlabeled_expert_fraction")
-
-
-def dualcoil_diagnostics(results: RunResults) -> Table:
-    """What DualCOIL's weights do with the unlabeled set's hidden expert/other parts."""
-    values: dict[str, list[list[float]]] = {}
-    for trial in results.trials:
-        if trial.status == "finished" and trial.config["method"] == "dualcoil":
-            values.setdefault(str(trial.config["data.mix"]), []).append(
-                [trial.metric(k) for k in DIAGNOSTICS])
-    rows = [[mix, *np.nanmean(np.array(v, dtype=float), axis=0).tolist()]
-            for mix, v in sorted(values.items())]
-    return Table("DualCOIL's weights on the unlabeled data (hidden labels)",
-                 ["mix", "reward weight w: expert", "w: other", "Q: expert", "Q: other",
-                  "actor BC weight on expert", "expert share of unlabeled"], rows,
-                 note="means over seeds of the last interval; the actor learns from the "
-                      "unlabeled set with these shares of its BC weight")
 
 
 STUDY = Study(

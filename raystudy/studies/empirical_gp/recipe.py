@@ -18,23 +18,34 @@ empirical prior on M reference points with ``em_fit`` (its E-step split into
 curve and predicts the rest with the empirical GP, the base GP, and RBF, Matern-5/2 and
 spectral-mixture GPs fitted per task by type-II ML. It reports NLL and RMSE per horizon
 (steps after the last observed point) and overall, and checkpoints the learned prior
-and a few example predictions for the report's figures.
+and a few example predictions for the report's figures (``analysis.py``, beside this
+recipe).
 """
 
 from __future__ import annotations
 
 import functools
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import gpytorch
 import numpy as np
 import torch
 
-from raystudy import Analysis, Metric, RunResults, Study, TrialContext
+from raystudy import (
+    Fraction,
+    Metric,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Range,
+    Study,
+    TrialContext,
+    parse_spec,
+)
 from raystudy.algorithms.empirical_gp import base_prior, em_fit
 from raystudy.algorithms.empirical_gp.baselines import BASELINES, fit_and_predict
 from raystudy.algorithms.empirical_gp.corpora import (
@@ -47,68 +58,72 @@ from raystudy.algorithms.empirical_gp.corpora import (
 from raystudy.algorithms.empirical_gp.loaders import load_csv_folder, load_curves
 from raystudy.algorithms.empirical_gp.modules import fit_predict
 from raystudy.errors import DataError, MissingDataError
+from raystudy.studies.empirical_gp.analysis import analyze
 
 FILE_FAMILIES = ("lcbench", "csv")
+TASK_FAMILIES = (*FAMILIES, *FILE_FAMILIES)
 # family: (grid points per curve, observation noise sd, where corpus datasets are observed)
 DEFAULTS = {"gp": (50, 0.05, "uniform"), "curves": (52, 0.01, "prefix"),
             "seasonal": (96, 0.1, "subset"), "lcbench": (0, 0.0, "prefix"),
             "csv": (0, 0.0, "subset")}
-METHODS = ("egp", "base", *BASELINES)
+COMPARED = ("base", *BASELINES)
+"""eval.baselines' choices: the base GP alone and the per-task type-II ML kernels."""
 
 
 @dataclass
 class TaskConfig:
-    family: str = "curves"
+    family: Literal[TASK_FAMILIES] = "curves"  # type: ignore[valid-type]
     """gp | curves | seasonal (generated) | lcbench | csv (local files at task.path)."""
     path: str = ""
     """lcbench: LCBench's JSON file or an LCBench-lite folder; csv: a folder of *.csv series."""
     dataset: str = ""
     """lcbench: one dataset of the file ('' = all datasets pooled)."""
-    observed: float = 0.25
+    observed: Fraction = 0.25
     """Fraction of each test curve that is observed (the first points)."""
-    horizons: str = "1,5,10,20"
-    """Steps after the last observed point at which NLL/RMSE are reported."""
-    test_tasks: int = 30
+    horizons: tuple[PositiveInt, ...] = (1, 5, 10, 20)
+    """Steps after the last observed point at which NLL/RMSE are reported ("1,5,10,20")."""
+    test_tasks: PositiveInt = 30
     """Test curves per trial."""
-    noise_sd: float = 0.0
+    noise_sd: NonNegativeFloat = 0.0
     """Generated families: observation noise sd (0: gp 0.05, curves 0.01, seasonal 0.1)."""
 
 
 @dataclass
 class CorpusConfig:
-    datasets: int = 200
+    datasets: PositiveInt = 200
     """S: corpus datasets the prior is learned from."""
-    locations: str = "auto"
+    locations: Literal["auto", "prefix", "subset", "uniform"] = "auto"
     """prefix (first L points) | subset (random grid points) | uniform | auto (by family)."""
-    min_points: int = 10
+    min_points: PositiveInt = 10
     """Fewest observations per corpus dataset."""
-    max_points: int = 0
+    max_points: NonNegativeInt = 0
     """Most observations per corpus dataset (0: the curve length)."""
 
 
 @dataclass
 class ModelConfig:
-    reference_points: int = 26
+    reference_points: Annotated[int, Range(ge=2)] = 26
     """M: reference points, evenly spaced on [0, 1]."""
     regularisation: str = "none"
     """none | inverse_wishart (MAP, mode at K(Z, Z)) | shrinkage/A (A in [0, 1])."""
-    iterations: int = 20
+    iterations: NonNegativeInt = 20
     """EM iterations."""
-    base_lengthscale: float = 0.2
+    base_lengthscale: PositiveFloat = 0.2
     """Base Matern-5/2 lengthscale on [0, 1] (outputscale, mean: the corpus variance, mean)."""
     learn_noise: bool = True
     """Update the noise variance in closed form (else keep model.noise)."""
-    noise: float = 0.0
+    noise: NonNegativeFloat = 0.0
     """(Initial) noise variance; 0: 1% of the corpus variance."""
-    shards: int = 2
+    shards: PositiveInt = 2
     """E-step shards handed to ctx.map (Ray tasks with --map-tasks; in-process otherwise)."""
 
 
 @dataclass
 class EvalConfig:
-    baselines: str = "base,rbf,matern52,spectral_mixture"
+    baselines: tuple[Literal[COMPARED], ...] = (  # type: ignore[valid-type]
+        "base", "rbf", "matern52", "spectral_mixture")
     """Comparison methods: base (the base GP alone) and per-task type-II ML kernels."""
-    baseline_steps: int = 100
+    baseline_steps: PositiveInt = 100
     """Adam steps of each per-task type-II ML fit."""
     examples: int = 3
     """Test curves kept (in the checkpoint) for the example-prediction figure."""
@@ -118,7 +133,7 @@ class EvalConfig:
 class TrainConfig:
     seed: int = 0
     """Seed of the corpus, the test curves and the LCBench split."""
-    threads: int = 1
+    threads: PositiveInt = 1
     """torch CPU threads per trial."""
 
 
@@ -131,68 +146,39 @@ class EmpiricalGPConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def validate(self) -> None:
-        t, c, m = self.task, self.corpus, self.model
-        if t.family not in (*FAMILIES, *FILE_FAMILIES):
-            raise ValueError(f"task.family={t.family!r} is not one of "
-                             f"{', '.join((*FAMILIES, *FILE_FAMILIES))}")
+        """Rules across fields (each field's own bounds and choices are declared on it)."""
+        t, c = self.task, self.corpus
         if t.family in FILE_FAMILIES and not t.path:
             raise ValueError(f"task.family={t.family} needs task.path (see docs/empirical_gp.md)")
-        if not 0 < t.observed < 1:
-            raise ValueError(f"task.observed={t.observed} must be a fraction in (0, 1)")
+        if not t.horizons:
+            raise ValueError("task.horizons needs at least one horizon")
         length = DEFAULTS[t.family][0]
-        if length and observed_points(self, length) + max(horizons(self)) > length:
-            raise ValueError(f"task.observed={t.observed} and task.horizons={t.horizons!r} "
+        if length and observed_points(self, length) + max(t.horizons) > length:
+            raise ValueError(f"task.observed={t.observed} and task.horizons={t.horizons} "
                              f"reach past the {length} points of a {t.family} curve")
-        if min(t.test_tasks, c.datasets, c.min_points, m.reference_points - 1, m.shards,
-               self.train.threads, self.eval.baseline_steps) < 1 or m.iterations < 0:
-            raise ValueError("task.test_tasks, corpus.datasets, corpus.min_points, model.shards, "
-                             "eval.baseline_steps, train.threads must be >= 1, "
-                             "model.reference_points >= 2, model.iterations >= 0")
-        if c.locations not in ("auto", "prefix", "subset", "uniform"):
-            raise ValueError(f"corpus.locations={c.locations!r} is not one of auto, prefix, "
-                             "subset, uniform")
         if t.family in FILE_FAMILIES and c.locations == "uniform":
             raise ValueError("corpus.locations=uniform needs a generated family (files are "
                              "observed on their grid: prefix or subset)")
         if c.max_points and c.max_points < c.min_points:
             raise ValueError("corpus.max_points must be 0 or >= corpus.min_points")
-        regularisation(m.regularisation)
-        if not (m.base_lengthscale > 0 and m.noise >= 0 and t.noise_sd >= 0):
-            raise ValueError("model.base_lengthscale must be > 0, model.noise and "
-                             "task.noise_sd >= 0")
-        unknown = set(methods(self)) - set(METHODS)
-        if unknown:
-            raise ValueError(f"eval.baselines: unknown {', '.join(sorted(unknown))}; "
-                             f"choose from base, {', '.join(BASELINES)}")
-
-
-def horizons(config: EmpiricalGPConfig) -> list[int]:
-    try:
-        hs = [int(h) for h in config.task.horizons.split(",") if h.strip()]
-    except ValueError:
-        hs = []
-    if not hs or min(hs) < 1:
-        raise ValueError(f"task.horizons={config.task.horizons!r}: expected positive integers "
-                         "separated by commas")
-    return hs
+        regularisation(self.model.regularisation)
 
 
 def regularisation(spec: str) -> tuple[str | None, float]:
     """``(prior, shrinkage)`` of none | inverse_wishart | shrinkage/A."""
-    if spec in ("none", "inverse_wishart"):
-        return (None if spec == "none" else spec), 0.0
-    kind, _, value = spec.partition("/")
-    try:
-        if kind == "shrinkage" and 0 <= float(value) <= 1:
-            return None, float(value)
-    except ValueError:
-        pass
+    term, *more = parse_spec(spec, "model.regularisation")
+    if not more and term.name in ("none", "inverse_wishart") and not term.args:
+        return (None if term.name == "none" else term.name), 0.0
+    if not more and term.name == "shrinkage" and len(term.args) == 1:
+        (value,) = term.args
+        if isinstance(value, float) and 0 <= value <= 1:
+            return None, value
     raise ValueError(f"model.regularisation={spec!r}: expected none, inverse_wishart or "
                      "shrinkage/A with A in [0, 1]")
 
 
 def methods(config: EmpiricalGPConfig) -> list[str]:
-    return ["egp", *[b.strip() for b in config.eval.baselines.split(",") if b.strip()]]
+    return ["egp", *config.eval.baselines]
 
 
 # ----------------------------------------------------------------------------- data
@@ -223,9 +209,9 @@ def check_data(config: EmpiricalGPConfig) -> None:
                         "(see docs/empirical_gp.md)")
     curves = file_curves(config.task.family, config.task.path, config.task.dataset)
     k = observed_points(config, curves.shape[1])
-    if k + max(horizons(config)) > curves.shape[1]:
+    if k + max(config.task.horizons) > curves.shape[1]:
         raise DataError(f"task.path={config.task.path}: curves of {curves.shape[1]} points are "
-                        f"too short for {k} observed + horizon {max(horizons(config))}")
+                        f"too short for {k} observed + horizon {max(config.task.horizons)}")
     if curves.shape[0] < config.task.test_tasks + 2:
         raise DataError(f"task.path={config.task.path}: {curves.shape[0]} curves, need more "
                         f"than task.test_tasks + 1 = {config.task.test_tasks + 1}")
@@ -327,7 +313,7 @@ def metrics_of(config: EmpiricalGPConfig, problem: Problem, preds: dict) -> dict
         nll, se = predictive_nll(future, mean, var), (future - mean) ** 2
         out[f"eval/{method}/nll"] = float(nll.mean())
         out[f"eval/{method}/rmse"] = float(np.sqrt(se.mean()))
-        for h in horizons(config):
+        for h in config.task.horizons:
             out[f"eval/{method}/nll_h{h}"] = float(nll[:, h - 1].mean())
             out[f"eval/{method}/rmse_h{h}"] = float(np.sqrt(se[:, h - 1].mean()))
     return out
@@ -375,192 +361,6 @@ def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
 
 
 # ----------------------------------------------------------------------------- report
-def _finished(results: RunResults) -> list:
-    return [t for t in results.trials if t.status == "finished" and "eval/nll" in t.last]
-
-
-def _label(trial) -> str:
-    c = trial.config
-    return (f"egp S={c['corpus.datasets']} M={c['model.reference_points']} "
-            f"{c['model.regularisation']}")
-
-
-def metric_rows(trials: list, hs: list[int]) -> tuple[list[list[Any]], dict[str, Any]]:
-    """Mean over seeds per (family, method setting); baselines pooled over trials."""
-    groups: dict[tuple[str, str], list[dict]] = {}
-    for trial in trials:
-        family = trial.config["task.family"]
-        for method in METHODS:
-            if f"eval/{method}/nll" not in trial.last:
-                continue
-            label = _label(trial) if method == "egp" else method
-            groups.setdefault((family, label), []).append(
-                {k.split("/")[-1]: v for k, v in trial.last.items()
-                 if k.startswith(f"eval/{method}/")})
-    keys = ["nll", "rmse", *[f"nll_h{h}" for h in hs], *[f"rmse_h{h}" for h in hs]]
-    rows, summary = [], {}
-    for (family, label), values in sorted(groups.items(), key=lambda kv: (
-            kv[0][0], np.mean([v["nll"] for v in kv[1]]))):
-        means = [float(np.mean([v.get(k, math.nan) for v in values])) for k in keys]
-        rows.append([family, label, *means, len(values)])
-        summary.setdefault(family, {})[label] = dict(zip(keys, means, strict=True))
-    return rows, {"columns": keys, "methods": summary}
-
-
-def load_state(trial) -> dict | None:
-    """The trial's last checkpoint (the learned prior and example predictions), if local."""
-    if trial.logdir is None:
-        return None
-    files = sorted(Path(trial.logdir).glob("checkpoint_*/state.pt"))
-    return torch.load(files[-1], weights_only=False) if files else None
-
-
-def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    """Metric table, metrics vs corpus size, learned vs true covariance, example forecasts."""
-    from raystudy.platform.study import Table
-
-    trials = _finished(results)
-    if not trials:
-        return Analysis(notes=["no finished trials yet: nothing to tabulate"])
-    hs = sorted({int(k.rsplit("_h", 1)[1]) for t in trials for k in t.last
-                 if k.startswith("eval/egp/nll_h")})
-    rows, summary = metric_rows(trials, hs)
-    columns = ["family", "method", "NLL", "RMSE", *[f"NLL h={h}" for h in hs],
-               *[f"RMSE h={h}" for h in hs], "trials"]
-    tables = [Table("Test NLL and RMSE (future points of each test curve)", columns, rows,
-                    note="means over trials (seeds); NLL per point in the data's units, h = "
-                         "steps after the last observed point, NLL/RMSE overall = every "
-                         "future point; best first within each family")]
-    figures = [("metrics vs corpus size", plot_vs_corpus(trials, figures_dir / "corpus_size.png"))]
-    best = {}
-    for trial in trials:  # per family: the largest corpus, unregularised, most reference points
-        c = trial.config
-        rank = (c["corpus.datasets"], c["model.regularisation"] == "none",
-                c["model.reference_points"], -c["train.seed"])
-        if c["task.family"] not in best or rank > best[c["task.family"]][0]:
-            best[c["task.family"]] = (rank, trial)
-    notes = []
-    for family, (_, trial) in sorted(best.items()):
-        state = load_state(trial)
-        if state is None:
-            notes.append(f"{family}: no local checkpoint of trial {trial.trial_id}, "
-                         "no covariance or example figure")
-            continue
-        title = f"{family}: {_label(trial)}"
-        figures.append((f"learned covariance, {title}",
-                        plot_covariance(state, title, figures_dir / f"covariance_{family}.png")))
-        figures.append((f"example extrapolations, {title}",
-                        plot_examples(state, title, figures_dir / f"examples_{family}.png")))
-    errors: dict[tuple[str, str], list[tuple[float, float]]] = {}
-    for t in trials:
-        if "task/covariance_error" in t.last:
-            errors.setdefault((t.config["task.family"], _label(t)), []).append(
-                (t.last["task/covariance_error"], t.last["task/mean_error"]))
-    if errors:
-        rows = [[family, label, *np.mean(v, axis=0).tolist(), len(v)]
-                for (family, label), v in sorted(errors.items())]
-        tables.append(Table("Learned prior vs the true process on Z (generated families)",
-                            ["family", "method", "covariance error", "mean RMSE", "trials"],
-                            rows, note="covariance error = ||Sigma - Sigma*||_F / ||Sigma*||_F; "
-                                       "truth: exact (gp) or 20,000 noiseless draws"))
-        summary["covariance_error"] = {f"{family} {label}": float(np.mean([e for e, _ in v]))
-                                       for (family, label), v in errors.items()}
-    return Analysis(tables=tables, figures=figures, summary=summary, notes=notes)
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    return plt
-
-
-def plot_vs_corpus(trials: list, path: Path) -> Path:
-    """Test NLL and RMSE of the empirical GP vs S (one line per M/regularisation)."""
-    plt = _pyplot()
-    families = sorted({t.config["task.family"] for t in trials})
-    fig, axes = plt.subplots(2, len(families), figsize=(5.2 * len(families), 7), squeeze=False)
-    for col, family in enumerate(families):
-        mine = [t for t in trials if t.config["task.family"] == family]
-        for row, metric in enumerate(("nll", "rmse")):
-            ax = axes[row][col]
-            lines: dict[str, dict[int, list[float]]] = {}
-            for t in mine:
-                key = f"M={t.config['model.reference_points']} {t.config['model.regularisation']}"
-                lines.setdefault(key, {}).setdefault(t.config["corpus.datasets"], []).append(
-                    t.last[f"eval/egp/{metric}"])
-            for key, points in sorted(lines.items()):
-                xs = sorted(points)
-                ax.plot(xs, [np.mean(points[x]) for x in xs], marker="o", label=f"egp {key}")
-            for i, method in enumerate(m for m in METHODS if m != "egp"):
-                values = [t.last[f"eval/{method}/{metric}"] for t in mine
-                          if f"eval/{method}/{metric}" in t.last]
-                if values:
-                    ax.axhline(np.mean(values), linestyle="--", color=f"C{i + 5}", label=method)
-            ax.set_xscale("log")
-            sizes = sorted({t.config["corpus.datasets"] for t in mine})
-            ax.set_xticks(sizes, [str(x) for x in sizes])
-            ax.minorticks_off()
-            ax.set_xlabel("corpus datasets S")
-            ax.set_ylabel(f"test {metric.upper()} (all future points)")
-            ax.set_title(family)
-            ax.grid(alpha=0.3)
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def plot_covariance(state: dict, title: str, path: Path) -> Path:
-    """Learned covariance on Z beside the true one (synthetic families)."""
-    plt = _pyplot()
-    panels = [("learned covariance", state["covariance"])]
-    if "truth" in state:
-        panels.append(("true covariance", state["truth"][1]))
-    vmax = max(float(np.abs(p).max()) for _, p in panels)
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels) + 1, 4.4), squeeze=False)
-    z = state["Z"]
-    for ax, (name, matrix) in zip(axes[0], panels, strict=True):
-        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-vmax, vmax=vmax, origin="lower",
-                          extent=(z[0], z[-1], z[0], z[-1]))
-        ax.set_title(name)
-        ax.set_xlabel("x")
-        ax.set_ylabel("x'")
-    fig.colorbar(image, ax=list(axes[0]), shrink=0.85)
-    fig.suptitle(title, fontsize=10)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
-def plot_examples(state: dict, title: str, path: Path) -> Path:
-    """Observed prefix, the rest of the curve, and +-2 sd bands of egp and a baseline."""
-    plt = _pyplot()
-    ex, grid, k = state["examples"], state["grid"], state["observed"]
-    Y = ex["Y"]
-    others = [m for m in ("matern52", "rbf", "spectral_mixture", "base") if m in ex][:1]
-    fig, axes = plt.subplots(1, len(Y), figsize=(4.6 * len(Y), 3.6), squeeze=False)
-    for j, ax in enumerate(axes[0]):
-        ax.plot(grid[:k], Y[j, :k], "k.", label="observed")
-        ax.plot(grid[k:], Y[j, k:], ".", color="0.6", label="future (held out)")
-        for method, color in (("egp", "C0"), *((m, "C3") for m in others)):
-            mean, var = ex[method][0][j], ex[method][1][j]
-            sd = np.sqrt(np.maximum(var, 0))
-            ax.plot(grid[k:], mean, color=color, label=method)
-            ax.fill_between(grid[k:], mean - 2 * sd, mean + 2 * sd, color=color, alpha=0.2)
-        ax.set_xlabel("x (fraction of the curve)")
-        ax.grid(alpha=0.3)
-    axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"{title} (bands: +-2 sd of y)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
-
-
 STUDY = Study(
     name="empirical_gp",
     description="GP priors learned by EM from a corpus vs per-task kernels (Empirical GPs)",

@@ -25,14 +25,25 @@ side.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import torch
 
-from raystudy import Analysis, Metric, RunResults, Study, Table, TrialContext
+from raystudy import (
+    Analysis,
+    Metric,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+    Range,
+    RunResults,
+    Study,
+    Table,
+    TrialContext,
+)
 from raystudy.algorithms.graph_transfer import gains, summary
 from raystudy.algorithms.graph_transfer.datasets import (
     REAL_DATASETS,
@@ -46,6 +57,10 @@ from raystudy.algorithms.graph_transfer.split import leakage_free_split
 from raystudy.algorithms.graph_transfer.stats import graph_statistics
 from raystudy.algorithms.graph_transfer.synthetic import CSBM, is_synthetic, parse_csbm
 from raystudy.algorithms.graph_transfer.train import FitConfig
+
+MECHANISM_NAMES = tuple(MECHANISMS)
+Dropout = Annotated[float, Range(ge=0, lt=1)]
+Lambda = Annotated[float, Range(ge=0, le=1)]
 
 
 @dataclass
@@ -64,7 +79,7 @@ class DataConfig:
     """Synthetic graphs: class-mean separation in noise units (-s)."""
     feature_dim: int = 32
     """Synthetic graphs: feature dimension (-f)."""
-    locality: float = 0.05
+    locality: NonNegativeFloat = 0.05
     """Synthetic graphs: latent-circle locality of edges (-l; 0: plain CSBM, LP ~ classes only)."""
     graph_seed: int = 0
     """Synthetic graphs: the seed that builds the graph (the trial seed splits it)."""
@@ -72,59 +87,60 @@ class DataConfig:
 
 @dataclass
 class ProtocolConfig:
-    name: str = "leakage_free"
+    name: Literal[PROTOCOLS] = "leakage_free"  # type: ignore[valid-type]
     """leakage_free (audited) | randomlinksplit (PyG's, leaky: for contrast)."""
-    contrast: str = "nc,lp,warm_nc_lp,warm_lp_nc"
+    contrast: tuple[Literal[MECHANISM_NAMES], ...] = (  # type: ignore[valid-type]
+        "nc", "lp", "warm_nc_lp", "warm_lp_nc")
     """Mechanisms also run under the other protocol in the same trial ('' for none)."""
-    hard_negatives: int = 20
+    hard_negatives: NonNegativeInt = 20
     """HeaRT-style negatives per test positive for MRR / Hits@K (0: off; HeaRT uses 500)."""
-    hits_k: int = 1
+    hits_k: PositiveInt = 1
     """K of Hits@K against the hard negatives."""
 
 
 @dataclass
 class ModelConfig:
-    backbone: str = "gcn"
+    backbone: Literal[BACKBONES] = "gcn"  # type: ignore[valid-type]
     """gcn | sage | gps."""
-    hidden: int = 32
+    hidden: PositiveInt = 32
     """Embedding width H."""
-    layers: int = 2
+    layers: PositiveInt = 2
     """Message-passing (or GPS) layers."""
-    dropout: float = 0.5
+    dropout: Dropout = 0.5
     """Dropout between layers (GPS: inside its blocks)."""
-    heads: int = 2
+    heads: PositiveInt = 2
     """GPS attention heads."""
-    pe_steps: int = 8
+    pe_steps: NonNegativeInt = 8
     """GPS random-walk positional encoding steps, computed on the training graph."""
-    attention: str = "auto"
+    attention: Literal["auto", "multihead", "performer"] = "auto"
     """GPS attention: multihead | performer | auto (performer above 5000 nodes)."""
-    attn_dropout: float = 0.0
+    attn_dropout: Dropout = 0.0
     """GPS dropout on attention weights (> 0 is ~3x slower on CPU: torch's math path)."""
 
 
 @dataclass
 class TransferConfig:
-    mechanism: str = "warm_nc_lp"
+    mechanism: Literal[MECHANISM_NAMES] = "warm_nc_lp"  # type: ignore[valid-type]
     """nc | lp | warm_{nc_lp,lp_nc} | frozen_{replace,concat}_{nc_lp,lp_nc} | joint_{grid,uw}."""
-    lambdas: str = "0.25,0.5,0.75"
+    lambdas: tuple[Lambda, ...] = (0.25, 0.5, 0.75)
     """joint_grid: the lambda grid of lam L_NC + (1 - lam) L_LP."""
 
 
 @dataclass
 class TrainConfig:
-    epochs: int = 100
+    epochs: PositiveInt = 100
     """Maximum epochs per model (the paper: 200)."""
-    patience: int = 20
+    patience: PositiveInt = 20
     """Epochs without a better validation score before stopping (the paper: 50)."""
-    lr: float = 0.01
+    lr: PositiveFloat = 0.01
     """Adam learning rate."""
-    weight_decay_nc: float = 5e-4
+    weight_decay_nc: NonNegativeFloat = 5e-4
     """Weight decay of NC and joint models."""
-    weight_decay_lp: float = 1e-4
+    weight_decay_lp: NonNegativeFloat = 1e-4
     """Weight decay of LP models."""
     seed: int = 0
     """Split, negatives and model-init seed."""
-    threads: int = 1
+    threads: PositiveInt = 1
     """torch CPU threads per trial (concurrent trials share the cores)."""
 
 
@@ -137,54 +153,18 @@ class GraphTransferConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def validate(self) -> None:
-        if self.protocol.name not in PROTOCOLS:
-            raise ValueError(f"protocol.name={self.protocol.name!r} is not one of "
-                             f"{', '.join(PROTOCOLS)}")
-        for name in [self.transfer.mechanism, *contrast_set(self)]:
-            if name not in MECHANISMS:
-                raise ValueError(f"transfer.mechanism/protocol.contrast: {name!r} is not one "
-                                 f"of {', '.join(MECHANISMS)}")
-        if self.model.backbone not in BACKBONES:
-            raise ValueError(f"model.backbone={self.model.backbone!r} is not one of "
-                             f"{', '.join(BACKBONES)}")
-        if self.model.attention not in ("auto", "multihead", "performer"):
-            raise ValueError("model.attention must be auto, multihead or performer")
-        if min(self.model.hidden, self.model.layers, self.model.heads, self.train.epochs,
-               self.train.patience, self.train.threads, self.protocol.hits_k) < 1:
-            raise ValueError("model.hidden/layers/heads, train.epochs/patience/threads and "
-                             "protocol.hits_k must be >= 1")
+        """Rules across fields (each field's own bounds and choices are declared on it)."""
         if self.model.backbone == "gps" and self.model.hidden % self.model.heads:
             raise ValueError("model.hidden must be divisible by model.heads")
-        if self.protocol.hard_negatives < 0 or self.protocol.hard_negatives % 2:
+        if self.protocol.hard_negatives % 2:
             raise ValueError("protocol.hard_negatives must be an even number >= 0")
-        if not (0 <= self.model.dropout < 1 and 0 <= self.model.attn_dropout < 1):
-            raise ValueError("model.dropout and model.attn_dropout must be in [0, 1)")
-        if not (self.train.lr > 0 and math.isfinite(self.train.lr)):
-            raise ValueError(f"train.lr={self.train.lr} must be a positive number")
-        if min(self.train.weight_decay_nc, self.train.weight_decay_lp, self.model.pe_steps,
-               self.data.locality) < 0:
-            raise ValueError("train.weight_decay_*, model.pe_steps and data.locality must be >= 0")
-        if not all(0 <= lam <= 1 for lam in lambdas(self)):
-            raise ValueError("transfer.lambdas must be numbers in [0, 1], comma-separated")
+        if not self.transfer.lambdas:
+            raise ValueError("transfer.lambdas is empty")
         if is_synthetic(self.data.dataset):
             parse_csbm(self.data.dataset, csbm_defaults(self))
         elif self.data.dataset.lower() not in REAL_DATASETS:  # a space's typo: every trial
             raise ValueError(f"data.dataset={self.data.dataset!r} is neither a real dataset "
                              f"({', '.join(REAL_DATASETS)}) nor csbm-h<homophily>")
-
-
-def contrast_set(config: GraphTransferConfig) -> list[str]:
-    return [m.strip() for m in config.protocol.contrast.split(",") if m.strip()]
-
-
-def lambdas(config: GraphTransferConfig) -> tuple[float, ...]:
-    try:
-        values = tuple(float(v) for v in config.transfer.lambdas.split(",") if v.strip())
-    except ValueError:
-        raise ValueError(f"transfer.lambdas={config.transfer.lambdas!r}: not numbers") from None
-    if not values:
-        raise ValueError("transfer.lambdas is empty")
-    return values
 
 
 def csbm_defaults(config: GraphTransferConfig) -> CSBM:
@@ -211,7 +191,8 @@ def run_spec(config: GraphTransferConfig) -> RunSpec:
     encoder = EncoderConfig(m.hidden, m.layers, m.dropout, m.heads, m.pe_steps, m.attention,
                             m.attn_dropout)
     fit = FitConfig(t.epochs, t.patience, t.lr, t.weight_decay_nc, t.weight_decay_lp)
-    return RunSpec(m.backbone, encoder, fit, t.seed, lambdas(config), config.protocol.hits_k)
+    return RunSpec(m.backbone, encoder, fit, t.seed, config.transfer.lambdas,
+                   config.protocol.hits_k)
 
 
 def run_under(config: GraphTransferConfig, data, protocol: str, device: torch.device,
@@ -260,7 +241,7 @@ def train_loop(config: GraphTransferConfig, ctx: TrialContext) -> None:
     split = leakage_free_split(data, config.train.seed)
     stats = graph_statistics(data.x, data.y, split)
     report.update({f"stats/{k}": v for k, v in stats.items()})
-    if config.transfer.mechanism in contrast_set(config):
+    if config.transfer.mechanism in config.protocol.contrast:
         other = next(p for p in PROTOCOLS if p != main)
         contrast = run_under(config, data, other, ctx.device, map_fn)
         report.update({f"contrast/{k}": v for k, v in contrast.items() if k in TEST_METRICS})

@@ -1,0 +1,202 @@
+"""The empirical_gp study's report: the test NLL/RMSE table per family and method, metrics
+vs corpus size, the learned vs true covariance and example extrapolations (from each
+family's best trial's checkpoint), and the learned prior's error against the true process.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from raystudy import Analysis, RunResults, Table
+from raystudy.algorithms.empirical_gp.baselines import BASELINES
+
+METHODS = ("egp", "base", *BASELINES)
+
+
+def _finished(results: RunResults) -> list:
+    return [t for t in results.trials if t.status == "finished" and "eval/nll" in t.last]
+
+
+def _label(trial) -> str:
+    c = trial.config
+    return (f"egp S={c['corpus.datasets']} M={c['model.reference_points']} "
+            f"{c['model.regularisation']}")
+
+
+def metric_rows(trials: list, hs: list[int]) -> tuple[list[list[Any]], dict[str, Any]]:
+    """Mean over seeds per (family, method setting); baselines pooled over trials."""
+    groups: dict[tuple[str, str], list[dict]] = {}
+    for trial in trials:
+        family = trial.config["task.family"]
+        for method in METHODS:
+            if f"eval/{method}/nll" not in trial.last:
+                continue
+            label = _label(trial) if method == "egp" else method
+            groups.setdefault((family, label), []).append(
+                {k.split("/")[-1]: v for k, v in trial.last.items()
+                 if k.startswith(f"eval/{method}/")})
+    keys = ["nll", "rmse", *[f"nll_h{h}" for h in hs], *[f"rmse_h{h}" for h in hs]]
+    rows, summary = [], {}
+    for (family, label), values in sorted(groups.items(), key=lambda kv: (
+            kv[0][0], np.mean([v["nll"] for v in kv[1]]))):
+        means = [float(np.mean([v.get(k, math.nan) for v in values])) for k in keys]
+        rows.append([family, label, *means, len(values)])
+        summary.setdefault(family, {})[label] = dict(zip(keys, means, strict=True))
+    return rows, {"columns": keys, "methods": summary}
+
+
+def load_state(trial) -> dict | None:
+    """The trial's last checkpoint (the learned prior and example predictions), if local."""
+    if trial.logdir is None:
+        return None
+    files = sorted(Path(trial.logdir).glob("checkpoint_*/state.pt"))
+    return torch.load(files[-1], weights_only=False) if files else None
+
+
+def analyze(results: RunResults, figures_dir: Path) -> Analysis:
+    """Metric table, metrics vs corpus size, learned vs true covariance, example forecasts."""
+    trials = _finished(results)
+    if not trials:
+        return Analysis(notes=["no finished trials yet: nothing to tabulate"])
+    hs = sorted({int(k.rsplit("_h", 1)[1]) for t in trials for k in t.last
+                 if k.startswith("eval/egp/nll_h")})
+    rows, summary = metric_rows(trials, hs)
+    columns = ["family", "method", "NLL", "RMSE", *[f"NLL h={h}" for h in hs],
+               *[f"RMSE h={h}" for h in hs], "trials"]
+    tables = [Table("Test NLL and RMSE (future points of each test curve)", columns, rows,
+                    note="means over trials (seeds); NLL per point in the data's units, h = "
+                         "steps after the last observed point, NLL/RMSE overall = every "
+                         "future point; best first within each family")]
+    figures = [("metrics vs corpus size", plot_vs_corpus(trials, figures_dir / "corpus_size.png"))]
+    best = {}
+    for trial in trials:  # per family: the largest corpus, unregularised, most reference points
+        c = trial.config
+        rank = (c["corpus.datasets"], c["model.regularisation"] == "none",
+                c["model.reference_points"], -c["train.seed"])
+        if c["task.family"] not in best or rank > best[c["task.family"]][0]:
+            best[c["task.family"]] = (rank, trial)
+    notes = []
+    for family, (_, trial) in sorted(best.items()):
+        state = load_state(trial)
+        if state is None:
+            notes.append(f"{family}: no local checkpoint of trial {trial.trial_id}, "
+                         "no covariance or example figure")
+            continue
+        title = f"{family}: {_label(trial)}"
+        figures.append((f"learned covariance, {title}",
+                        plot_covariance(state, title, figures_dir / f"covariance_{family}.png")))
+        figures.append((f"example extrapolations, {title}",
+                        plot_examples(state, title, figures_dir / f"examples_{family}.png")))
+    errors: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for t in trials:
+        if "task/covariance_error" in t.last:
+            errors.setdefault((t.config["task.family"], _label(t)), []).append(
+                (t.last["task/covariance_error"], t.last["task/mean_error"]))
+    if errors:
+        rows = [[family, label, *np.mean(v, axis=0).tolist(), len(v)]
+                for (family, label), v in sorted(errors.items())]
+        tables.append(Table("Learned prior vs the true process on Z (generated families)",
+                            ["family", "method", "covariance error", "mean RMSE", "trials"],
+                            rows, note="covariance error = ||Sigma - Sigma*||_F / ||Sigma*||_F; "
+                                       "truth: exact (gp) or 20,000 noiseless draws"))
+        summary["covariance_error"] = {f"{family} {label}": float(np.mean([e for e, _ in v]))
+                                       for (family, label), v in errors.items()}
+    return Analysis(tables=tables, figures=figures, summary=summary, notes=notes)
+
+
+def _pyplot():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def plot_vs_corpus(trials: list, path: Path) -> Path:
+    """Test NLL and RMSE of the empirical GP vs S (one line per M/regularisation)."""
+    plt = _pyplot()
+    families = sorted({t.config["task.family"] for t in trials})
+    fig, axes = plt.subplots(2, len(families), figsize=(5.2 * len(families), 7), squeeze=False)
+    for col, family in enumerate(families):
+        mine = [t for t in trials if t.config["task.family"] == family]
+        for row, metric in enumerate(("nll", "rmse")):
+            ax = axes[row][col]
+            lines: dict[str, dict[int, list[float]]] = {}
+            for t in mine:
+                key = f"M={t.config['model.reference_points']} {t.config['model.regularisation']}"
+                lines.setdefault(key, {}).setdefault(t.config["corpus.datasets"], []).append(
+                    t.last[f"eval/egp/{metric}"])
+            for key, points in sorted(lines.items()):
+                xs = sorted(points)
+                ax.plot(xs, [np.mean(points[x]) for x in xs], marker="o", label=f"egp {key}")
+            for i, method in enumerate(m for m in METHODS if m != "egp"):
+                values = [t.last[f"eval/{method}/{metric}"] for t in mine
+                          if f"eval/{method}/{metric}" in t.last]
+                if values:
+                    ax.axhline(np.mean(values), linestyle="--", color=f"C{i + 5}", label=method)
+            ax.set_xscale("log")
+            sizes = sorted({t.config["corpus.datasets"] for t in mine})
+            ax.set_xticks(sizes, [str(x) for x in sizes])
+            ax.minorticks_off()
+            ax.set_xlabel("corpus datasets S")
+            ax.set_ylabel(f"test {metric.upper()} (all future points)")
+            ax.set_title(family)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_covariance(state: dict, title: str, path: Path) -> Path:
+    """Learned covariance on Z beside the true one (synthetic families)."""
+    plt = _pyplot()
+    panels = [("learned covariance", state["covariance"])]
+    if "truth" in state:
+        panels.append(("true covariance", state["truth"][1]))
+    vmax = max(float(np.abs(p).max()) for _, p in panels)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels) + 1, 4.4), squeeze=False)
+    z = state["Z"]
+    for ax, (name, matrix) in zip(axes[0], panels, strict=True):
+        image = ax.imshow(matrix, cmap="RdBu_r", vmin=-vmax, vmax=vmax, origin="lower",
+                          extent=(z[0], z[-1], z[0], z[-1]))
+        ax.set_title(name)
+        ax.set_xlabel("x")
+        ax.set_ylabel("x'")
+    fig.colorbar(image, ax=list(axes[0]), shrink=0.85)
+    fig.suptitle(title, fontsize=10)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def plot_examples(state: dict, title: str, path: Path) -> Path:
+    """Observed prefix, the rest of the curve, and +-2 sd bands of egp and a baseline."""
+    plt = _pyplot()
+    ex, grid, k = state["examples"], state["grid"], state["observed"]
+    Y = ex["Y"]
+    others = [m for m in ("matern52", "rbf", "spectral_mixture", "base") if m in ex][:1]
+    fig, axes = plt.subplots(1, len(Y), figsize=(4.6 * len(Y), 3.6), squeeze=False)
+    for j, ax in enumerate(axes[0]):
+        ax.plot(grid[:k], Y[j, :k], "k.", label="observed")
+        ax.plot(grid[k:], Y[j, k:], ".", color="0.6", label="future (held out)")
+        for method, color in (("egp", "C0"), *((m, "C3") for m in others)):
+            mean, var = ex[method][0][j], ex[method][1][j]
+            sd = np.sqrt(np.maximum(var, 0))
+            ax.plot(grid[k:], mean, color=color, label=method)
+            ax.fill_between(grid[k:], mean - 2 * sd, mean + 2 * sd, color=color, alpha=0.2)
+        ax.set_xlabel("x (fraction of the curve)")
+        ax.grid(alpha=0.3)
+    axes[0][0].legend(fontsize=7)
+    fig.suptitle(f"{title} (bands: +-2 sd of y)", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
