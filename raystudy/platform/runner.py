@@ -334,12 +334,14 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             watch = _placement_watch(request, placement_timeout_s) if target else None
             tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
                            run, root, resume, [c for c in (disk, watch, view) if c], optuna_url)
-            tuner.fit()
-            closing = closing_line(time.time() - started)
-            if closing:
-                print(closing, flush=True)
-            if remote:
-                storage.write_text(storage.join(run, LOG_FILE), log_path.read_text())
+            try:
+                tuner.fit()
+                closing = closing_line(time.time() - started)
+                if closing:
+                    print(closing, flush=True)
+            finally:
+                if remote:
+                    _upload_log(log_path, storage.join(run, LOG_FILE))
             # measured again: on a resumed run Tune holds its own unpickled copy of the guard
             if disk is not None and disk.low():
                 raise UserError(f"--storage {root} is almost full (under "
@@ -364,6 +366,12 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             raise timeout from None
         raise
     return _finish(request, run, time.time() - started)
+
+
+def _upload_log(local: Path, remote_log: str) -> None:
+    """The driver log onto the store, after what earlier legs of the run left there."""
+    before = storage.read_text(remote_log) if storage.exists(remote_log) else ""
+    storage.write_text(remote_log, before + local.read_text())
 
 
 def _start_lines(run: str, log_path: Path, remote: bool, optuna_url: str | None) -> None:

@@ -79,8 +79,12 @@ def test_sweep_report_and_resume_on_an_s3_compatible_store(ray_session, s3_serve
     assert main(["sweep", "optimizer_robustness", "--resume", "--storage", runs]) == 0
     out = capsys.readouterr().out
     assert f"resuming {run} (1 of 2 trials finished)" in out
-    assert f"Trial optimizer_robustness_{pending} started" in out  # only that one ran
-    assert out.count(" started with configuration") == 1
+    # Tune's own lines are in the run's log on the store, the resumed run's appended
+    log = s3_server.read("runs/s3sweep/logs/driver.log").decode()
+    first, resumed = log.split("raystudy: sweep optimizer_robustness (", 2)[1:]
+    assert first.count(" started with configuration") == 2
+    assert f"Trial optimizer_robustness_{pending} started" in resumed  # only that one ran
+    assert resumed.count(" started with configuration") == 1
     assert f"report written to {storage.join(run, 'report.md')}" in out
     assert {k: s3_server.read(f"runs/s3sweep/{k}") for k in kept} == kept
     summary = json.loads(s3_server.read("runs/s3sweep/summary.json"))

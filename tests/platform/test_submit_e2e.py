@@ -9,10 +9,11 @@ token, an unknown job id, and no cluster at the address.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
-from cluster_helpers import base_env, free_port, local_cluster, raystudy
+from cluster_helpers import REPO, base_env, free_port, local_cluster, raystudy
 
 from raystudy.platform.results import load_results
 
@@ -53,6 +54,8 @@ def test_submit_sweep_to_a_token_cluster(tmp_path: Path) -> None:
         assert waited.returncode == 0, waited.stdout + logs.stdout[-3000:]
         assert f"{job_id}: SUCCEEDED" in waited.stdout
         assert "report written to" in logs.stdout
+        assert "raystudy: 2 trial(s): 2 finished" in logs.stdout  # plain progress lines
+        assert "Trial status" not in logs.stdout  # Tune's tables: in the run's log only
         listed = raystudy("jobs", "list", *address, env=cluster.env)
         assert job_id in listed.stdout and "SUCCEEDED" in listed.stdout
         status = raystudy("jobs", "status", job_id, *address, env=cluster.env)
@@ -66,6 +69,21 @@ def test_submit_sweep_to_a_token_cluster(tmp_path: Path) -> None:
             raystudy("jobs", "list", *address, env=wrong))
         assert "no job 'raysubmit_nope'" in _one_error_line(
             raystudy("jobs", "status", "raysubmit_nope", *address, env=cluster.env))
+        # A study file travels in the job's working directory, its profiles beside it.
+        own = tmp_path / "own"
+        shutil.copytree(REPO / "examples" / "quadratic_study" / "quadratic_study", own)
+        (own / "study.py").rename(own / "quadratic_file.py")
+        submitted = raystudy(
+            "submit", *address, "--working-dir", str(own), "--", "raystudy", "sweep",
+            "quadratic_file.py", "--set", "steps=50", "--storage", str(storage),
+            "--name", "file", env=cluster.env, timeout=120)
+        assert submitted.returncode == 0, submitted.stdout + submitted.stderr
+        file_job = submitted.stdout.split("submitted job ")[1].split()[0]
+        waited = raystudy("jobs", "wait", file_job, *address, env=cluster.env, timeout=400)
+        assert f"{file_job}: SUCCEEDED" in waited.stdout, raystudy(
+            "jobs", "logs", file_job, *address, env=cluster.env).stdout[-3000:]
+        counts = json.loads((storage / "file" / "summary.json").read_text())["counts"]
+        assert counts["finished"] + counts["diverged"] == 8 and not counts["error"]
         # Attached: a trial the cluster can never place is refused before it is queued.
         gcs = f"127.0.0.1:{cluster.env['RAY_PORT']}"
         line = _one_error_line(raystudy(
