@@ -2,10 +2,10 @@
 
 The public contract a study is written against::
 
-    from raystudy import Analysis, LocalContext, Metric, Study, Table, TrialContext
+    from raystudy import Analysis, Claim, LocalContext, Metric, Study, Table, TrialContext
 
 ``Study`` describes a study (config class, train loop, metrics, ``analyze`` over the
-``RunResults`` of a run);
+``RunResults`` of a run, whose ``Analysis`` states the paper's ``Claim``s with a verdict);
 ``TrialContext`` is what its loop sees; ``LocalContext`` runs a loop without Ray
 (tests, notebooks). ``PositiveInt``, ``Fraction``, ``Range`` ... declare a config field's
 bounds; ``parse_spec`` reads ``name/arg+name`` specs. See docs/writing-a-study.md.
@@ -26,14 +26,15 @@ from raystudy.platform.config import (
     parse_spec,
 )
 from raystudy.platform.results import RunResults
-from raystudy.platform.study import Analysis, Cadence, Metric, Study, Table, TrialContext
+from raystudy.platform.study import Analysis, Cadence, Claim, Metric, Study, Table, TrialContext
 
 if TYPE_CHECKING:
     from raystudy.platform.context import LocalContext
 
 __version__ = "0.1.0"
 __all__ = [
-    "Analysis", "Cadence", "LocalContext", "Metric", "RunResults", "Study", "Table", "TrialContext",
+    "Analysis", "Cadence", "Claim", "LocalContext", "Metric", "RunResults", "Study", "Table",
+    "TrialContext",
     # typed config fields, checked by the config layer with the key named
     "Fraction", "NonNegativeFloat", "NonNegativeInt", "PositiveFloat", "PositiveInt", "Range",
     "SpecTerm", "parse_spec",

@@ -1,14 +1,16 @@
 """``raystudy report RUN_DIR``: summary.json, report.md, report.html and figures/*.png.
 
-The generic part (request, trial counts, the trials table sorted by the primary
-metric, diverged and failed trials, versions) is the same for every study; the
-study's ``analyze`` hook adds its own tables and figures. A run on object storage
+The generic part (the Claim section, request, trial counts, the trials table sorted by
+the primary metric, diverged and failed trials, versions and hardware) is the same for
+every study; the study's ``analyze`` hook supplies its ``Claim``s (rendered here in one
+shape for every study, first) and adds its own tables and figures. A run on object storage
 (``s3://...``) is downloaded to a temporary folder, reported there, and the report
 uploaded back next to it (``write_report_at``).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import math
@@ -25,7 +27,7 @@ from raystudy.platform.preflight import check_writable
 from raystudy.platform.registry import get_study
 from raystudy.platform.results import REQUEST_FILE, RunResults, TrialRecord, load_results
 from raystudy.platform.rundir import write_json_atomic, write_text_atomic
-from raystudy.platform.study import Analysis, Study, Table
+from raystudy.platform.study import Analysis, Claim, Study, Table
 
 STATUSES = ("finished", "diverged", "error", "unfinished")
 
@@ -41,6 +43,45 @@ def _versions() -> dict[str, str]:
         "ray": ray.__version__,
         "torch": torch.__version__,
         "python": platform.python_version(),
+    }
+
+
+NUMERIC_FLAGS = ("avx2", "avx512f", "avx512_bf16", "amx_bf16", "amx_tile", "amx_int8")
+"""CPU flags that change which numeric kernels torch picks (and so the last bits)."""
+
+
+def _cpuinfo(path: Path = Path("/proc/cpuinfo")) -> tuple[str, list[str]]:
+    """CPU model name and the :data:`NUMERIC_FLAGS` it has, from /proc/cpuinfo."""
+    model, flags = "", set()
+    try:
+        for line in path.read_text().splitlines():
+            key, _, value = line.partition(":")
+            key = key.strip()
+            if key == "model name" and not model:
+                model = value.strip()
+            elif key in ("flags", "Features") and not flags:
+                flags = set(value.split())
+    except OSError:
+        pass
+    return model, [f for f in NUMERIC_FLAGS if f in flags]
+
+
+def _hardware() -> dict[str, Any]:
+    """Where the report's numbers were computed: CPU model and flags, threads, GPU."""
+    import os
+
+    import torch
+
+    model, flags = _cpuinfo()
+    cuda = torch.cuda.is_available()
+    return {
+        "machine": platform.machine(),
+        "cpu": model or platform.processor() or "unknown",
+        "cpu_flags": flags,
+        "cpu_count": os.cpu_count(),
+        "torch_threads": torch.get_num_threads(),
+        "device": torch.cuda.get_device_name(0) if cuda else "cpu",
+        "cuda": torch.version.cuda if cuda else None,
     }
 
 
@@ -76,25 +117,44 @@ def trials_table(results: RunResults, study: Study) -> Table:
                  note=f"sorted by {primary.name} ({primary.mode})")
 
 
-def markdown_table(table: Table) -> str:
-    lines = [f"### {table.title}", ""]
+CLAIM_COLUMNS = ["claim", "test", "effect [95 % CI]", "n", "p", "verdict"]
+
+
+def _ci(claim: Claim) -> str:
+    return (f"{claim.effect}: {format_value(claim.effect_size)} "
+            f"[{format_value(claim.ci_low)}, {format_value(claim.ci_high)}]")
+
+
+def claims_table(claims: list[Claim]) -> Table:
+    """The Claim section: one row per claim, the same columns for every study."""
+    rows = [[c.statement, c.test, _ci(c), c.n, "-" if c.p_value is None else c.p_value,
+             c.verdict] for c in claims]
+    notes = "; ".join(c.note for c in claims if c.note)
+    if not claims:
+        notes = "this study's analysis tested no claim on this run"
+    return Table("Claim", CLAIM_COLUMNS, rows, note=notes)
+
+
+def markdown_table(table: Table, level: int = 3) -> str:
+    lines = [f"{'#' * level} {table.title}", ""]
     if table.note:
         lines += [f"_{table.note}_", ""]
     lines.append("| " + " | ".join(table.columns) + " |")
     lines.append("|" + "---|" * len(table.columns))
     for row in table.rows:
-        lines.append("| " + " | ".join(format_value(v) for v in row) + " |")
+        lines.append("| " + " | ".join(format_value(v).replace("|", "\\|") for v in row) + " |")
     return "\n".join(lines) + "\n"
 
 
-def html_table(table: Table) -> str:
+def html_table(table: Table, level: int = 3) -> str:
     head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
     body = "".join(
         "<tr>" + "".join(f"<td>{html.escape(format_value(v))}</td>" for v in row) + "</tr>"
         for row in table.rows
     )
     note = f"<p><em>{html.escape(table.note)}</em></p>" if table.note else ""
-    return f"<h3>{html.escape(table.title)}</h3>{note}<table><tr>{head}</tr>{body}</table>"
+    title = f"<h{level}>{html.escape(table.title)}</h{level}>"
+    return f"{title}{note}<table><tr>{head}</tr>{body}</table>"
 
 
 _CSS = (
@@ -206,8 +266,10 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
         ],
         "diverged": [t.trial_id for t in results.by_status("diverged")],
         "errors": {t.trial_id: t.error for t in results.by_status("error")},
+        "claims": [dataclasses.asdict(c) for c in analysis.claims],
         "analysis": analysis.summary,
         "versions": _versions(),
+        "hardware": _hardware(),
         "wall_time_s": wall_time_s,
         "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
@@ -219,6 +281,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     figures = [(title, path.relative_to(out)) for title, path in analysis.figures]
     md = [f"# {study.name} report", ""]
     md += [f"- **{k}**: {v}" for k, v in header] + [""]
+    md.append(markdown_table(claims_table(analysis.claims), level=2))
     md += [f"> {note}\n" for note in analysis.notes]
     md += [f"![{title}]({path})\n" for title, path in figures]
     md += [markdown_table(t) for t in tables]
@@ -228,6 +291,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]
     page += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in header]
     page.append("</ul>")
+    page.append(html_table(claims_table(analysis.claims), level=2))
     page += [f"<blockquote>{html.escape(n)}</blockquote>" for n in analysis.notes]
     page += [f"<figure><img src='{p}' alt='{html.escape(t)}'><figcaption>{html.escape(t)}"
              "</figcaption></figure>" for t, p in figures]

@@ -88,13 +88,42 @@ class Table:
 
 
 @dataclass
+class Claim:
+    """A paper's claim tested on a run: the effect, its 95 % interval, n and the verdict.
+
+    ``verdict`` is ``supported`` when the whole interval lies on the claimed side of 0,
+    ``contradicted`` when it lies wholly on the other side, ``inconclusive at this scale``
+    otherwise (and with too few seeds or clusters). ``n`` counts the units of the test
+    (seeds, or clusters such as datasets), not trials. The report shows every study's
+    claims in one table, first (see ``raystudy.algorithms.stats`` for the tests).
+    """
+
+    statement: str
+    """The paper's claim, one sentence."""
+    test: str
+    """The test used, in words (paired sign-flip over seeds, clustered slope, ...)."""
+    effect: str
+    """What the effect size measures, with its sign convention."""
+    effect_size: float
+    ci_low: float
+    ci_high: float
+    n: int
+    verdict: Literal["supported", "contradicted", "inconclusive at this scale"]
+    p_value: float | None = None
+    note: str = ""
+    """One line: what the reader should know (selection, units, why inconclusive)."""
+
+
+@dataclass
 class Analysis:
-    """What a study's ``analyze`` hook returns: tables, figure files and a summary dict."""
+    """What a study's ``analyze`` hook returns: claims, tables, figures and a summary dict."""
 
     tables: list[Table] = field(default_factory=list)
     figures: list[tuple[str, Path]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    claims: list[Claim] = field(default_factory=list)
+    """The paper's claims tested on this run; the report opens with them."""
 
 
 @dataclass(frozen=True)

@@ -215,3 +215,35 @@ def test_two_train_workers_read_their_shards_and_average_gradients(ray_session, 
     assert summary["counts"]["finished"] == 1
     (trial,) = summary["trials"]
     assert np.isfinite(trial["metrics"]["eval/score"])
+
+
+def _imitation_results(seeds: int, lead: float):
+    """Finished trials on one mix: DualCOIL ``lead`` above DWBC and 30 above the others."""
+    from raystudy.platform.results import RunResults, TrialRecord
+
+    offsets = {"dualcoil": lead, "dwbc": 0.0, "bc_all": -30.0, "bc_oracle": 90.0}
+    trials = []
+    for method, offset in offsets.items():
+        for seed in range(seeds):
+            score = 50.0 + 4.0 * ((seed * 3) % 5) + offset + 0.1 * seed
+            history = [{"train/step": 10, "eval/score": score - 5},
+                       {"train/step": 20, "eval/score": score, "data/good_episodes": 1}]
+            config = {"data.mix": "random/1/10/30", "method": method, "train.seed": seed}
+            trials.append(TrialRecord(f"{method}-{seed}", {}, "finished", history=history,
+                                      config=config))
+    return RunResults(None, {}, trials)
+
+
+@pytest.mark.parametrize("seeds, lead, verdicts", [
+    (7, 5.0, ["supported", "supported"]),
+    (7, -5.0, ["supported", "contradicted"]),
+    (3, 5.0, ["inconclusive at this scale"] * 2)])
+def test_analyze_claims_dualcoil_against_each_baseline_with_holm(tmp_path, seeds, lead,
+                                                                 verdicts):
+    from raystudy.studies.contrastive_imitation.analysis import analyze
+
+    claims = analyze(_imitation_results(seeds, lead), tmp_path).claims
+    assert [c.statement.rsplit("vs ", 1)[1] for c in claims] == ["bc_all)", "dwbc)"]
+    assert [c.verdict for c in claims] == verdicts                   # no oracle row
+    assert claims[1].effect_size == pytest.approx(lead) and claims[1].n == seeds
+    assert all("Holm-adjusted p over 2 mix x baseline tests" in c.test for c in claims)

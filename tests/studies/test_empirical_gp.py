@@ -134,3 +134,44 @@ def test_quick_sweep_with_e_step_shards_as_ray_tasks(ray_session, tmp_path):
         assert text in report, text
     for name in ("corpus_size", "covariance_curves", "covariance_seasonal", "examples_curves"):
         assert (run / "figures" / f"{name}.png").stat().st_size > 10_000
+
+
+def _gp_trials(seeds: int, egp_gain: float):
+    """Trials of two corpus sizes: on the headline one (S=400) EGP's NLL at h=20 is the best
+    kernel's minus ``egp_gain`` (+ a seed wobble); the small corpus (S=25) is much worse."""
+    from raystudy.platform.results import TrialRecord
+
+    trials = []
+    for S in (25, 400):
+        for seed in range(seeds):
+            wobble = 0.01 * ((seed * 5) % 3 - 1)
+            kernels = {"rbf": 1.2, "matern52": 1.0 + wobble, "spectral_mixture": 1.4, "base": 1.3}
+            egp = 1.0 + wobble - egp_gain if S == 400 else 5.0
+            last = {"eval/nll": egp}
+            for method, nll in {"egp": egp, **kernels}.items():
+                for k in ("nll", "nll_h1", "nll_h20"):
+                    last[f"eval/{method}/{k}"] = nll
+                for k in ("rmse", "rmse_h1", "rmse_h20"):
+                    last[f"eval/{method}/{k}"] = 0.5
+            config = {"task.family": "curves", "corpus.datasets": S,
+                      "model.regularisation": "none", "model.reference_points": 26,
+                      "train.seed": seed}
+            trials.append(TrialRecord(f"t{S}-{seed}", {}, "finished", history=[last],
+                                      config=config))
+    return trials
+
+
+@pytest.mark.parametrize("seeds, gain, verdict", [
+    (6, 0.1, "supported"), (6, -0.1, "contradicted"), (2, 0.1, "inconclusive at this scale")])
+def test_analyze_claims_egp_against_the_best_kernel_paired_over_seeds(tmp_path, seeds, gain,
+                                                                       verdict):
+    from raystudy.platform.results import RunResults
+    from raystudy.studies.empirical_gp.analysis import analyze
+
+    analysis = analyze(RunResults(tmp_path, {}, _gp_trials(seeds, gain)), tmp_path)
+    (claim,) = analysis.claims
+    assert claim.verdict == verdict and claim.n == seeds
+    assert claim.effect_size == pytest.approx(-gain)       # only S=400 trials are paired
+    assert "h=20" in claim.effect and "S=400" in claim.note
+    table = next(t for t in analysis.tables if t.title.startswith("Claim: NLL at h=20"))
+    assert len(table.rows) == seeds and {r[4] for r in table.rows} == {"matern52"}

@@ -99,3 +99,37 @@ def test_quick_sweep_through_the_cli(ray_session, tmp_path):
         assert text in report
     for name in ("gain_heatmaps.png", "gain_vs_homophily.png", "cts.png", "protocols.png"):
         assert (run / "figures" / name).stat().st_size > 10_000
+
+
+def _trials(slope: float, seeds: int = 2):
+    """Finished lp and warm_nc_lp trials on 5 graphs: gain = slope * (h - 0.5) + noise."""
+    from raystudy.platform.results import TrialRecord
+
+    trials = []
+    for i, h in enumerate((0.1, 0.3, 0.5, 0.7, 0.9)):
+        for seed in range(seeds):
+            base = 0.7 + 0.01 * seed
+            noise = 0.002 * ((i * 7 + seed * 3) % 5 - 2)
+            for mech, auc in (("lp", base), ("warm_nc_lp", base + slope * (h - 0.5) + noise)):
+                config = {"protocol.name": "leakage_free", "data.dataset": f"csbm-h{h}",
+                          "model.backbone": "gcn", "transfer.mechanism": mech,
+                          "train.seed": seed}
+                trials.append(TrialRecord(f"{mech}-{h}-{seed}", {}, "finished", config=config,
+                                          history=[{"eval/lp_auc": auc,
+                                                    "stats/edge_homophily": h}]))
+    return trials
+
+
+@pytest.mark.parametrize("slope, verdict", [(0.2, "supported"), (-0.2, "contradicted"),
+                                            (0.0, "inconclusive at this scale")])
+def test_analyze_claims_the_homophily_slope_over_five_graphs(tmp_path, slope, verdict):
+    from raystudy.platform.results import RunResults
+    from raystudy.studies.graph_transfer.recipe import analyze
+
+    analysis = analyze(RunResults(tmp_path, {}, _trials(slope)), tmp_path)
+    (claim,) = analysis.claims
+    assert claim.n == 5 and claim.verdict == verdict
+    assert "5 cluster means (10 runs)" in claim.test and "3 df" in claim.test
+    assert claim.effect_size == pytest.approx(slope, abs=0.02)
+    empty = analyze(RunResults(tmp_path, {}, []), tmp_path)
+    assert empty.claims[0].verdict == "inconclusive at this scale"

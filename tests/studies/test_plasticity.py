@@ -233,3 +233,34 @@ def test_tasks_re_reported_after_a_resume_count_once():
     (found,) = collect_runs(SimpleNamespace(trials=[trial]))
     assert [r["task/index"] for r in found.rows] == [1, 2, 3, 4]
     assert [r["task/score"] for r in found.rows] == [r["task/score"] for r in reports]
+
+
+def _plasticity_trials(seeds: int, margin: float):
+    """reset, two L2-ER strengths and L2: per seed, late score = a seed level + a method
+    offset (the stronger L2-ER is ``margin`` above reset); no Hessian rows."""
+    from types import SimpleNamespace
+
+    offsets = {"reset": 0.0, "l2_er/0.001/0.01": margin, "l2_er/0.001/0.001": margin - 0.2,
+               "l2/0.001": -0.3}
+    trials = []
+    for spec, offset in offsets.items():
+        for seed in range(seeds):
+            late = 0.6 + 0.03 * ((seed * 7) % 4) + offset + 0.002 * seed
+            rows = [{"task/index": i, "task/score": late, "eval/late_score": late}
+                    for i in (1, 2, 3)]
+            config = {"intervention.spec": spec, "train.seed": seed, "metrics.eps": 0.02,
+                      "stream.kind": "permuted", "stream.dataset": "digits", "rl.env": ""}
+            trials.append(SimpleNamespace(trial_id=f"{spec}-{seed}", status="finished",
+                                          config=config, history=rows))
+    return SimpleNamespace(trials=trials)
+
+
+@pytest.mark.parametrize("seeds, margin, verdict", [
+    (6, 0.1, "supported"), (6, -0.1, "contradicted"), (3, 0.1, "inconclusive at this scale")])
+def test_analyze_claims_l2er_against_reset_paired_over_seeds(tmp_path, seeds, margin, verdict):
+    from raystudy.studies.plasticity.analysis import analyze
+
+    (claim,) = analyze(_plasticity_trials(seeds, margin), tmp_path).claims
+    assert claim.verdict == verdict and claim.n == seeds
+    assert claim.effect_size == pytest.approx(margin)       # the best strength, l2_er/.../0.01
+    assert "l2_er/0.001/0.01" in claim.note and "permuted digits" in claim.statement

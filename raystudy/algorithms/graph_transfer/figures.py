@@ -87,7 +87,8 @@ def plot_gain_vs_homophily(summary: Summary, homophily: Mapping[str, float],
         if math.isfinite(trend.get("slope", math.nan)):
             grid = np.linspace(min(homophily.values()), max(homophily.values()), 20)
             ax.plot(grid, trend["intercept"] + trend["slope"] * grid, color="gray",
-                    linewidth=2, alpha=0.5, label=f"pooled OLS slope {trend['slope']:+.3f}")
+                    linewidth=2, alpha=0.5,
+                    label=f"OLS over dataset means, slope {trend['slope']:+.3f}")
         ax.axhline(0, color="black", linewidth=0.8)
         ax.set_xlabel("edge homophily (training graph)")
         ax.set_ylabel("gain over single-task baseline")

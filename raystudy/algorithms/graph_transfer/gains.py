@@ -20,9 +20,11 @@ from typing import Any
 
 import numpy as np
 
+from ..stats import CONTRADICTED, SUPPORTED, ClusteredSlope, clustered_slope
+from ..stats import verdict as stats_verdict
 from .cts import cotask_score
 from .mechanisms import MECHANISMS
-from .recommend import leave_one_dataset_out, linear_trend, recommend
+from .recommend import leave_one_dataset_out, recommend
 from .stats import STATISTICS
 
 Key = tuple[str, str, str, str, int]      # protocol, dataset, backbone, mechanism, seed
@@ -122,11 +124,17 @@ def recommendations(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
             "lodo": leave_one_dataset_out(table, features, alpha)}
 
 
-def homophily_trend(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
-                    stats: Mapping[str, Mapping[str, float]], row: str,
-                    backbone: str | None = None) -> dict[str, float]:
-    """OLS slope of a row's per-seed gains on edge homophily (one backbone, or pooled)."""
-    x, y = [], []
+def homophily_fit(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
+                  stats: Mapping[str, Mapping[str, float]], row: str,
+                  backbone: str | None = None) -> ClusteredSlope:
+    """Slope of a row's gain on edge homophily, clustered by dataset.
+
+    Every per-seed gain (of one backbone, or of all pooled) is an observation of its
+    dataset; the line is fit through the dataset means with a t interval on
+    (datasets - 2) df (:func:`raystudy.algorithms.stats.clustered_slope`): the seeds of a
+    dataset share its graph, so five graphs are five points, however many seeds.
+    """
+    x, y, cluster = [], [], []
     for (dataset, bb, label), by_seed in gains.items():
         if label != row or (backbone is not None and bb != backbone) or dataset not in stats:
             continue
@@ -134,18 +142,32 @@ def homophily_trend(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
         for gain in by_seed.values():
             x.append(h)
             y.append(gain)
-    return linear_trend(x, y)
+            cluster.append(dataset)
+    return clustered_slope(x, y, cluster)
+
+
+def homophily_trend(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
+                    stats: Mapping[str, Mapping[str, float]], row: str,
+                    backbone: str | None = None) -> dict[str, float]:
+    """:func:`homophily_fit` as a plain dict: slope, low, high, intercept, p, n (datasets),
+    runs."""
+    fit = homophily_fit(gains, stats, row, backbone)
+    return {"slope": fit.slope, "low": fit.ci_low, "high": fit.ci_high,
+            "intercept": fit.intercept, "p": fit.p_value, "n": fit.clusters,
+            "runs": fit.observations}
 
 
 def verdict(trend: Mapping[str, float], what: str = "NC->LP warm start") -> str:
-    """One sentence saying whether the gain rises with homophily, from the slope's CI."""
+    """One sentence saying whether the gain rises with homophily, from the slope's CI
+    (read by :func:`raystudy.algorithms.stats.verdict`, claimed direction: rising)."""
     slope, low, high = trend["slope"], trend["low"], trend["high"]
     if not math.isfinite(slope):
-        return f"{what}: too few runs to fit a trend against homophily"
+        return f"{what}: too few datasets to fit a trend against homophily (n={trend['n']})"
     ci = f"slope {slope:+.3f} per unit of edge homophily, 95% CI [{low:+.3f}, {high:+.3f}], " \
-         f"n={trend['n']}"
-    if low > 0:
+         f"n={trend['n']} datasets ({trend.get('runs', '?')} runs)"
+    reading = stats_verdict(low, high, "greater", trend["n"], trend.get("p"))
+    if reading == SUPPORTED:
         return f"{what} helps more as homophily rises ({ci})"
-    if high < 0:
+    if reading == CONTRADICTED:
         return f"{what} helps less as homophily rises ({ci})"
     return f"{what}: no clear trend with homophily ({ci})"

@@ -3,8 +3,10 @@
 :func:`build` takes the runs indexed by (protocol, dataset, backbone, mechanism, seed)
 (:func:`.gains.index`) and writes the figures into a folder. Tables are dicts with
 ``title``, ``columns``, ``rows`` and ``note``, so a caller can wrap them in its own
-table type. Robust to missing cells: a cell without its baseline, a failed trial or a
-missing seed just leaves a gap.
+table type; ``fits`` holds the homophily slopes of the headline rows
+(:class:`~raystudy.algorithms.stats.ClusteredSlope`), for the caller's claims. Robust to
+missing cells: a cell without its baseline, a failed trial or a missing seed just leaves
+a gap.
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ def _mean_metric(runs, protocol, dataset, backbone, mechanism, metric) -> float:
 def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[str, Any]:
     """Tables, figures, notes and summary of a sweep (see the module docstring)."""
     if not runs:
-        return {"tables": [], "figures": [], "notes": ["no finished trials yet"], "summary": {}}
+        return {"tables": [], "figures": [], "notes": ["no finished trials yet"], "summary": {},
+                "fits": {}}
     stats = G.dataset_statistics(runs)
     homophily = {d: s.get("edge_homophily", math.nan) for d, s in stats.items()}
     datasets = sorted({k[1] for k in runs}, key=lambda d: (homophily.get(d, math.inf), d))
@@ -72,16 +75,19 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
                                            "seeds); columns by edge homophily")))
 
     # Trend with homophily, and the statistics-based predictor.
-    trend_rows, trends = [], {}
+    trend_rows, trends, fits = [], {}, {}
     for row in HEADLINE:
+        fits[row] = G.homophily_fit(free, stats, row)
         trends[row] = G.homophily_trend(free, stats, row)
         for backbone in [*backbones, None]:
             t = trends[row] if backbone is None else G.homophily_trend(free, stats, row, backbone)
             trend_rows.append([row, backbone or "pooled", t["slope"], t["low"], t["high"],
-                               t["n"], G.verdict(t, row)])
-    tables.append(_table("Gain vs edge homophily (OLS over per-seed gains)",
-                         ["mechanism", "backbone", "slope", "95% low", "95% high", "runs",
-                          "reading"], trend_rows))
+                               t["p"], t["n"], t["runs"], G.verdict(t, row)])
+    tables.append(_table("Gain vs edge homophily (OLS over dataset means)",
+                         ["mechanism", "backbone", "slope", "95% low", "95% high", "p",
+                          "datasets", "runs", "reading"], trend_rows,
+                         "each dataset's seeds (and, pooled, backbones) averaged into one "
+                         "point; t interval on datasets - 2 df"))
     notes.append(G.verdict(trends["warm_nc_lp"], "NC->LP (warm start)"))
     notes.append(G.verdict(trends["warm_lp_nc"], "LP->NC (warm start)"))
     out["homophily_trend"] = trends
@@ -164,7 +170,7 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
                                            center=1.0)))
 
     _protocol_part(runs, free, datasets, backbones, figures_dir, tables, figs, notes, out)
-    return {"tables": tables, "figures": figs, "notes": notes, "summary": out}
+    return {"tables": tables, "figures": figs, "notes": notes, "summary": out, "fits": fits}
 
 
 def _protocol_part(runs, free, datasets, backbones, figures_dir, tables, figs, notes, out):

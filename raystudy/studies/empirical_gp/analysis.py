@@ -1,5 +1,6 @@
-"""The empirical_gp study's report: the test NLL/RMSE table per family and method, metrics
-vs corpus size, the learned vs true covariance and example extrapolations (from each
+"""The empirical_gp study's report: the claim (EGP vs the per-task kernels on test NLL at
+the longest horizon, paired over seeds), the test NLL/RMSE table per family and method,
+metrics vs corpus size, the learned vs true covariance and example extrapolations (from each
 family's best trial's checkpoint), and the learned prior's error against the true process.
 """
 
@@ -12,8 +13,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from raystudy import Analysis, RunResults, Table
+from raystudy import Analysis, Claim, RunResults, Table
+from raystudy.algorithms import stats
 from raystudy.algorithms.empirical_gp.baselines import BASELINES
+from raystudy.studies import claims
 
 METHODS = ("egp", "base", *BASELINES)
 
@@ -50,6 +53,63 @@ def metric_rows(trials: list, hs: list[int]) -> tuple[list[list[Any]], dict[str,
     return rows, {"columns": keys, "methods": summary}
 
 
+CLAIM = ("An empirical GP prior learned from a corpus predicts a new task's long-horizon "
+         "future with lower test NLL than kernels fitted to the task alone")
+
+
+def headline_rank(config: dict) -> tuple:
+    """Which EGP setting a family's claim tests, from its config alone (never its score):
+    the largest corpus, unregularised first, the most reference points."""
+    return (config["corpus.datasets"], config["model.regularisation"] == "none",
+            config["model.reference_points"])
+
+
+def nll_claims(trials: list, h: int) -> tuple[list[Claim], list[list[Any]]]:
+    """Per family: EGP's NLL at horizon ``h`` minus the best per-task kernel's on the same
+    seed (the lowest of the baselines run), paired over seeds, Holm over the families.
+
+    Returns the claims and one table row per (family, seed).
+    """
+    key = f"nll_h{h}"
+    by_family: dict[str, dict[int, tuple[float, float, str]]] = {}
+    chosen = {}
+    for trial in trials:
+        family = trial.config["task.family"]
+        rank = headline_rank(trial.config)
+        if family not in chosen or rank > chosen[family]:
+            chosen[family] = rank
+    for trial in trials:
+        family, last = trial.config["task.family"], trial.last
+        if headline_rank(trial.config) != chosen[family]:
+            continue
+        kernels = {b: last[f"eval/{b}/{key}"] for b in BASELINES if f"eval/{b}/{key}" in last}
+        if f"eval/egp/{key}" not in last or not kernels:
+            continue
+        best = min(kernels, key=kernels.get)
+        by_family.setdefault(family, {})[int(trial.config["train.seed"])] = (
+            float(last[f"eval/egp/{key}"]), float(kernels[best]), best)
+    if not by_family:
+        return [claims.missing_claim(CLAIM, "paired over seeds", f"NLL h={h}: EGP - best kernel",
+                                     "no trial reported EGP and a per-task kernel")], []
+    results = {family: stats.paired_comparison([v[0] for v in seeds.values()],
+                                               [v[1] for v in seeds.values()])
+               for family, seeds in sorted(by_family.items())}
+    adjusted = stats.holm([r.p_value for r in results.values()])
+    out = []
+    for (family, result), p in zip(results.items(), adjusted, strict=True):
+        S, reg, M = chosen[family]
+        setting = f"S={S} M={M} {'none' if reg else 'regularised'}"
+        out.append(claims.paired_claim(
+            f"{CLAIM} ({family})", f"NLL h={h}: EGP - best per-task kernel (per point)",
+            result, "less", note=f"{family}: EGP {setting} (chosen by config); the "
+            "baseline is the lowest per-task kernel on each seed", p_value=p,
+            family=f"{len(results)} families"))
+    rows = [[family, seed, egp, kernel, name, egp - kernel]
+            for family, seeds in sorted(by_family.items())
+            for seed, (egp, kernel, name) in sorted(seeds.items())]
+    return out, rows
+
+
 def load_state(trial) -> dict | None:
     """The trial's last checkpoint (the learned prior and example predictions), if local."""
     if trial.logdir is None:
@@ -72,6 +132,13 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
                     note="means over trials (seeds); NLL per point in the data's units, h = "
                          "steps after the last observed point, NLL/RMSE overall = every "
                          "future point; best first within each family")]
+    claim_list: list[Claim] = []
+    if hs:
+        claim_list, claim_rows = nll_claims(trials, max(hs))
+        tables.append(Table(f"Claim: NLL at h={max(hs)} per seed", [
+            "family", "seed", "EGP", "best per-task kernel", "kernel", "EGP - kernel"],
+            claim_rows, note="EGP at each family's headline setting (largest corpus, "
+                             "unregularised, most reference points)"))
     figures = [("metrics vs corpus size", plot_vs_corpus(trials, figures_dir / "corpus_size.png"))]
     best = {}
     for trial in trials:  # per family: the largest corpus, unregularised, most reference points
@@ -106,7 +173,8 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
                                        "truth: exact (gp) or 20,000 noiseless draws"))
         summary["covariance_error"] = {f"{family} {label}": float(np.mean([e for e, _ in v]))
                                        for (family, label), v in errors.items()}
-    return Analysis(tables=tables, figures=figures, summary=summary, notes=notes)
+    return Analysis(tables=tables, figures=figures, summary=summary, notes=notes,
+                    claims=claim_list)
 
 
 def _pyplot():

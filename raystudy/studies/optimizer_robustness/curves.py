@@ -8,7 +8,9 @@ optimizer study's loss vs learning rate). Definitions, for a minimised metric L:
 * best: the lowest mean over the grid; L* = the best over all methods;
 * robust width (decades): the longest run of consecutive grid points whose mean is
   within ``tolerance`` (10 %) of L*, measured as log10(x_hi / x_lo) -- one point alone
-  is 0 decades, and a method that never gets within 10 % has no width (``-``).
+  is 0 decades, and a method that never gets within 10 % has no width (``-``);
+* per-seed robust width (for the claim, seeds as the unit): the same on one seed's
+  curves, against that seed's own L*; a method with no point within 10 % counts 0.
 """
 
 from __future__ import annotations
@@ -33,6 +35,36 @@ def collect(results: RunResults, group: str, x: str, metric: str) -> Curves:
         value = math.inf if trial.status == "diverged" else trial.metric(metric)
         curves[str(trial.config[group])][float(trial.config[x])].append(value)
     return {g: dict(sorted(points.items())) for g, points in curves.items()}
+
+
+def collect_by_seed(results: RunResults, group: str, x: str, metric: str,
+                    seed: str) -> dict[int, dict[str, dict[float, float]]]:
+    """``{seed: {group value: {x: final metric}}}`` (diverged = inf), from the same trials
+    as :func:`collect`; a repeated (seed, group, x) keeps the mean."""
+    by_seed: dict[int, Curves] = defaultdict(lambda: defaultdict(lambda: defaultdict(list)))
+    for trial in results.trials:
+        if trial.status not in ("finished", "diverged"):
+            continue
+        value = math.inf if trial.status == "diverged" else trial.metric(metric)
+        by_seed[int(trial.config[seed])][str(trial.config[group])][float(trial.config[x])] \
+            .append(value)
+    return {s: {g: {x: point_stats(v)[0] for x, v in sorted(pts.items())}
+                for g, pts in groups.items()} for s, groups in sorted(by_seed.items())}
+
+
+def widths_by_seed(by_seed: dict[int, dict[str, dict[float, float]]],
+                   tolerance: float = 0.10) -> dict[str, dict[int, float]]:
+    """``{group: {seed: robust width}}``: each seed's curves against that seed's best."""
+    out: dict[str, dict[int, float]] = defaultdict(dict)
+    for seed, groups in by_seed.items():
+        finite = [v for pts in groups.values() for v in pts.values() if math.isfinite(v)]
+        if not finite:
+            continue
+        threshold = min(finite) * (1 + tolerance)
+        for group, points in groups.items():
+            width = robust_width(list(points), list(points.values()), threshold)
+            out[group][seed] = 0.0 if width is None else width
+    return dict(out)
 
 
 def point_stats(values: list[float]) -> tuple[float, float]:

@@ -30,6 +30,7 @@ import torch
 
 from raystudy import (
     Analysis,
+    Claim,
     Fraction,
     Metric,
     NonNegativeFloat,
@@ -39,13 +40,16 @@ from raystudy import (
     Range,
     RunResults,
     Study,
+    Table,
     TrialContext,
 )
+from raystudy.algorithms import stats
 from raystudy.algorithms.models import GPT
 from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
 from raystudy.errors import DataError, MissingDataError, UserError
 from raystudy.platform import datacheck, storage
+from raystudy.studies import claims
 from raystudy.studies.optimizer_robustness import curves
 
 
@@ -308,12 +312,56 @@ def train_loop(config: OptimizerRobustnessConfig, ctx: TrialContext) -> None:
 
 
 # ----------------------------------------------------------------------------- report
+CLAIM = ("MuonMax-Momo and MuonAdam-Momo stay near the best loss over a wider learning-rate "
+         "range than MuonAdam, which needs precise tuning")
+MOMO_VARIANTS = ("muonmax_momo", "muon_adam_momo")
+BASELINE = "muon_adam"
+
+
+def robustness_claims(widths: dict[str, dict[int, float]]) -> tuple[list[Claim], Table]:
+    """Each Momo variant's per-seed robust width minus MuonAdam's, Holm over the two.
+
+    Returns the claims and the per-seed widths table.
+    """
+    seeds = sorted({s for w in widths.values() for s in w})
+    table = Table("Robust width per seed (decades)", ["optimizer", *map(str, seeds)],
+                  [[g, *(w.get(s, math.nan) for s in seeds)] for g, w in sorted(widths.items())],
+                  note="each seed against its own best loss over all optimizers (within 10 %); "
+                       "no point within: 0")
+    present = [m for m in MOMO_VARIANTS if m in widths]
+    if BASELINE not in widths or not present:
+        missing = [m for m in (BASELINE, *MOMO_VARIANTS) if m not in widths]
+        return [claims.missing_claim(CLAIM, "paired over seeds", "width - MuonAdam's (decades)",
+                                     f"not in this run: {', '.join(missing)}")], table
+    tests = {}
+    for method in present:
+        paired = [s for s in seeds if s in widths[method] and s in widths[BASELINE]]
+        tests[method] = stats.paired_comparison([widths[method][s] for s in paired],
+                                                [widths[BASELINE][s] for s in paired])
+    adjusted = stats.holm([t.p_value for t in tests.values()])
+    out = [claims.paired_claim(
+        CLAIM, f"{method} width - {BASELINE} width (decades)", result, "greater",
+        note="robust width per seed against that seed's best loss; grid spacing "
+             "limits the resolution", p_value=p, family=f"{len(tests)} Momo variants")
+        for (method, result), p in zip(tests.items(), adjusted, strict=True)]
+    return out, table
+
+
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    """Robustness table and loss-vs-learning-rate figure over optimizer x lr x seed."""
+    """Robustness table, loss-vs-learning-rate figure and the claim, over optimizer x lr x
+    seed (the claim pairs each Momo variant's per-seed robust width with MuonAdam's)."""
     points = curves.collect(results, group="optimizer.name", x="optimizer.lr",
                                 metric="eval/loss")
-    return curves.analyze_curves(points, figures_dir, metric="eval/loss",
+    analysis = curves.analyze_curves(points, figures_dir, metric="eval/loss",
                                      group_label="optimizer", x_label="learning rate")
+    if points:
+        widths = curves.widths_by_seed(curves.collect_by_seed(
+            results, group="optimizer.name", x="optimizer.lr", metric="eval/loss",
+            seed="train.seed"))
+        analysis.claims, table = robustness_claims(widths)
+        analysis.tables.append(table)
+        analysis.summary["widths_by_seed"] = widths
+    return analysis
 
 
 STUDY = Study(

@@ -54,6 +54,9 @@ def test_report_says_what_the_runs_show(tmp_path):
     out = build(runs(), tmp_path)
     assert out["summary"]["verdict_nc_to_lp"].startswith("NC->LP (warm start) helps more as "
                                                          "homophily rises (slope +0.200")
+    assert "n=3 datasets (6 runs)" in out["summary"]["verdict_nc_to_lp"]
+    fit = out["fits"]["warm_nc_lp"]
+    assert fit.clusters == 3 and fit.observations == 6 and fit.slope == pytest.approx(0.2)
     assert any("LP->NC (warm start): no clear trend" in n for n in out["notes"])
     assert out["summary"]["leaky_minus_free_nc_to_lp_gain"] == pytest.approx(0.05)
     lodo = out["summary"]["recommendation"]["gcn|lp"]["lodo"]
@@ -71,3 +74,24 @@ def test_a_missing_baseline_leaves_a_gap_not_an_error(tmp_path):
     assert "b|gcn|warm_nc_lp" not in g and "c|gcn|warm_nc_lp" in g
     assert math.isfinite(g["c|gcn|warm_nc_lp"]["mean"])
     assert build({}, tmp_path)["notes"] == ["no finished trials yet"]
+
+
+def test_homophily_slope_is_clustered_by_dataset():
+    """Seeds of one dataset are one point: the interval comes from 3 dataset means on 1 df,
+    not from 12 runs; the pooled-runs interval would be far narrower."""
+    from scipy import stats as sps
+
+    g, h, x, y = {}, {}, [], []
+    for d, hd, noise in (("a", 0.1, 0.03), ("b", 0.5, -0.04), ("c", 0.9, 0.02)):
+        h[d] = {"edge_homophily": hd}
+        for bb in ("gcn", "sage"):
+            g[(d, bb, "warm_nc_lp")] = {0: 0.1 * hd + noise, 1: 0.1 * hd + noise + 0.001}
+            x += [hd, hd]
+            y += [0.1 * hd + noise, 0.1 * hd + noise + 0.001]
+    fit = gains.homophily_fit(g, h, "warm_nc_lp")
+    ref = sps.linregress([0.1, 0.5, 0.9], [0.1 * 0.1 + 0.0305, 0.05 - 0.0395, 0.09 + 0.0205])
+    assert fit.clusters == 3 and fit.observations == 12
+    assert fit.slope == pytest.approx(ref.slope) and fit.p_value == pytest.approx(ref.pvalue)
+    pooled = sps.linregress(x, y)
+    assert fit.ci_high - fit.ci_low > 5 * 2 * sps.t.ppf(0.975, 10) * pooled.stderr
+    assert gains.homophily_trend(g, h, "warm_nc_lp")["n"] == 3
