@@ -22,7 +22,7 @@ def test_list_shows_every_study(capsys):
         (["run", "optimizer_robustness", "--set", "optimizer.lrate=1"],
          "unknown config key 'optimizer.lrate'"),
         (["run", "optimizer_robustness", "--set", "optimizer.lr=-1"],
-         "optimizer.lr=-1.0 must be a positive number"),
+         "optimizer.lr=-1.0 must be > 0"),
         (["run", "optimizer_robustness", "--set", "optimizer.lr=abc"], "is not a number"),
         (["run", "optimizer_robustness", "--profile", "huge"], "unknown profile 'huge'"),
         (["sweep", "optimizer_robustness", "--space", "nope"], "unknown space 'nope'"),

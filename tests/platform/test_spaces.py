@@ -31,7 +31,7 @@ def test_grid_size_is_product_and_optuna_gets_choices():
 @pytest.mark.parametrize(
     "params,message",
     [
-        ({"optimizer.lr": {"grid": [0.1, -1.0]}}, "optimizer.lr=-1.0 must be a positive number"),
+        ({"optimizer.lr": {"grid": [0.1, -1.0]}}, "optimizer.lr=-1.0 must be > 0"),
         ({"optimizer.name": {"grid": ["adam"]}}, "optimizer.name='adam' is not one of"),
         ({"optimizer.lrate": {"grid": [0.1]}}, "unknown config key 'optimizer.lrate'"),
         ({"optimizer.lr": {"normal": [0, 1]}}, "expected one of grid, loggrid"),

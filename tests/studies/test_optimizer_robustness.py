@@ -59,7 +59,7 @@ def test_config_validation_messages():
     from raystudy.errors import ConfigError
     from raystudy.platform.config import validate
 
-    with pytest.raises(ConfigError, match="optimizer.lr=-0.1 must be a positive number"):
+    with pytest.raises(ConfigError, match=r"optimizer.lr=-0.1 must be > 0"):
         validate(tiny_config(**{"optimizer.lr": -0.1}))
     with pytest.raises(ConfigError, match="data.source=tokens needs data.path"):
         validate(tiny_config(**{"data.source": "tokens"}))
