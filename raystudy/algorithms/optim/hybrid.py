@@ -50,9 +50,9 @@ reproduces the paper's code.
 
 Stale nuclear norm (``stale_nuclear_norm=True``, the paper's default): :math:`A_0`
 is summed from the previous step's :math:`\langle M_l, \operatorname{polar}(M_l)\rangle`
-(exact at the first step), so the polar factors are computed one layer at a time
-during the update instead of all of them before it. Either way each layer costs
-one polar factor per step.
+(exact at the first step). Either way each layer costs one polar factor per step,
+and all layers' factors are computed together, same-shape matrices as one batched
+Newton–Schulz chain (:func:`.polar_factors`).
 
 Hyper-parameters :math:`\rho`, :math:`\mu`, :math:`F^*` enter global sums and are
 read from the constructor (``self.defaults``); ``lr`` and ``weight_decay`` may
@@ -69,7 +69,7 @@ from torch.optim import Optimizer
 
 from .checks import check_beta, check_lr, check_nonnegative
 from .muon import as_matrix
-from .polar import POLAR_METHODS, polar_factor
+from .polar import POLAR_METHODS, polar_factors
 from .truncation import inner, resolve_loss, truncated_step_size
 
 
@@ -154,14 +154,18 @@ class HybridSteepestDescent(Optimizer):
         )
         super().__init__(as_matrix_groups(params), defaults)
 
-    def _polar(self, group: dict, M: Tensor) -> Tensor:
-        P = polar_factor(
-            as_matrix(M),
-            method=group["polar_method"],
-            steps=group["ns_steps"],
-            dtype=group["ns_dtype"],
-        )
-        return P.view_as(M)
+    def _polars(self, items: list[tuple[dict, Tensor]], out: dict[Tensor, Tensor]) -> None:
+        """``out[p] = polar(M_p)`` for ``(group, p)`` in ``items``; same-shape matrices of a
+        group as one batched Newton–Schulz chain (:func:`.polar_factors`)."""
+        by_group: dict[int, tuple[dict, list[Tensor]]] = {}
+        for group, p in items:
+            by_group.setdefault(id(group), (group, []))[1].append(p)
+        for group, ps in by_group.values():
+            Ms = [self.state[p]["M"] for p in ps]
+            Ps = polar_factors([as_matrix(M) for M in Ms], method=group["polar_method"],
+                               steps=group["ns_steps"], dtype=group["ns_dtype"])
+            for p, M, P in zip(ps, Ms, Ps, strict=True):
+                out[p] = P.view_as(M)
 
     def _update_moments(self) -> float:
         """Update M, m, v from ``p.grad``; return ``<x, g>`` when the loss is used."""
@@ -195,12 +199,15 @@ class HybridSteepestDescent(Optimizer):
     def _nuclear_norms(self, fresh: dict[Tensor, Tensor]) -> float:
         """``A_0``; polar factors computed here are stored in ``fresh`` for the update."""
         A0: Tensor | float = 0.0
+        todo = []
         for group, p, state in self._active(matrix=True):
             if self.defaults["stale_nuclear_norm"] and "nuclear_norm" in state:
                 A0 = A0 + state["nuclear_norm"]
             else:
-                fresh[p] = self._polar(group, state["M"])
-                A0 = A0 + inner(state["M"], fresh[p])
+                todo.append((group, p))
+        self._polars(todo, fresh)
+        for _, p in todo:
+            A0 = A0 + inner(self.state[p]["M"], fresh[p])
         return float(A0)
 
     def _adam_terms(self) -> tuple[float, float]:
@@ -258,6 +265,8 @@ class HybridSteepestDescent(Optimizer):
             B_sq, x_dot_m = self._adam_terms()
             ratio = self._momo_ratio(f, x_dot_g, x_dot_m, c * A0 + B_sq)
         keep_norms = need_A0 and self.defaults["stale_nuclear_norm"]
+        self._polars([(group, p) for group, p, _ in self._active(matrix=True)
+                      if p not in fresh], fresh)                   # all polar factors at once
         for group in self.param_groups:
             lr, wd = group["lr"], group["weight_decay"]
             t = min(lr, ratio)
@@ -271,7 +280,7 @@ class HybridSteepestDescent(Optimizer):
                     p.mul_(1 - lr * wd)
                 if group["matrix"]:
                     M = state["M"]
-                    P = fresh.pop(p) if p in fresh else self._polar(group, M)
+                    P = fresh.pop(p)
                     if keep_norms:
                         state["nuclear_norm"] = inner(M, P)
                     p.add_(P, alpha=-t * c)
