@@ -19,18 +19,36 @@ The M-step needs only sums, so the E-step returns, per corpus (or shard of it):
 :math:`\sum_i \|a_i\|^2` and :math:`\sum_i \mathrm{tr} A_i^{-1}`. Then
 :math:`\sum_i m_i = S\mu + \Sigma b` and
 :math:`\sum_i C_i = S\Sigma - \Sigma G \Sigma` -- the sum of the S conditional
-covariances is one product of stacked matrices, never S dense M x M matrices:
-:math:`G = \mathbf{W}^\top \mathbf{X}` for :math:`\mathbf{W}` the (N, M) stack of all
-W_i and :math:`\mathbf{X}` the stack of all :math:`A_i^{-1} W_i`.
+covariances is one product of stacked matrices, never S dense M x M matrices.
 
-Layout (``Corpus``): datasets sorted by size, all their rows of W stacked into one
-(N, M) matrix, so the two products that cost O(N M^2) -- :math:`W_i \Sigma` for every i,
-and :math:`G = \sum_i W_i^\top (A_i^{-1} W_i)` -- are one GEMM each over all datasets.
-The n x n algebra (A_i, its Cholesky factor, :math:`A_i^{-1}`) is batched per size
-group, or per bucket of sizes padded to the bucket's largest (``bucket_width``; padded
-rows have W = 0, r = 0 and A = I there, so they add nothing). Measured on one thread
-(``bench/egp.py``, section "layout"), per-size groups are the fastest: padding adds
-O(n^2 M) and O(n^3) work per dataset while the loop over 21 sizes costs well under 1 ms.
+**Frame** (what is computed). With :math:`\Sigma = R R^\top` (Cholesky) and the base
+kernel's :math:`K_{ZZ} = L L^\top`, :math:`W_i = V_i^\top L^{-1}` for the whitened rows
+:math:`V_i^\top = K(X_i, Z) L^{-\top}`, so
+
+.. math::
+    P_i &= W_i R = V_i^\top F, \quad F = L^{-1} R, \qquad
+    A_i = P_i P_i^\top + \Lambda_i + \sigma^2 I = L_i L_i^\top, \\
+    Y_i &= L_i^{-1} P_i, \quad z_i = L_i^{-1} r_i, \quad
+    r_i = y_i - m(X_i) - V_i^\top L^{-1} (\mu - m(Z)), \quad v_i = Y_i^\top z_i = R^\top u_i,
+
+and the statistics are kept in the frame R (Eq. frame):
+:math:`b_R = \sum_i v_i = R^\top b`, :math:`Q_R = \sum_i v_i v_i^\top = R^\top Q R`,
+:math:`H = \sum_i Y_i^\top Y_i = R^\top G R`, so that :math:`\Sigma b = R b_R` and
+:math:`\Sigma G \Sigma = R H R^\top` need no inverse of R. W itself is never formed: the
+precomputation is one kernel call K(X, Z) and one GEMM for all :math:`V^\top`; the
+log-likelihood is :math:`-\frac12 \sum_i (\|z_i\|^2 + 2 \sum \log \mathrm{diag} L_i + n_i
+\log 2\pi)`, and :math:`\|a_i\|^2 = \|L_i^{-\top} z_i\|^2`,
+:math:`\mathrm{tr} A_i^{-1} = \|L_i^{-1}\|_F^2`.
+
+Layout (``Corpus``): datasets sorted by size, all their rows stacked into one (N, M)
+matrix, so the two products that cost O(N M^2) -- :math:`P = V^\top F` and
+:math:`H = \mathbf{Y}^\top \mathbf{Y}` for the (N, M) stack of all :math:`Y_i` -- are one
+GEMM each over all datasets; everything per dataset is O(n_i^2 M) (:math:`P_i P_i^\top`,
+:math:`L_i^{-1} P_i`) or O(n_i^3), batched per size group, or per bucket of sizes padded
+to the bucket's largest (``bucket_width``; padded rows have :math:`V^\top = 0`, r = 0 and
+A = I there, so they add nothing). Measured on one thread (``bench/egp.py``, section
+"layout"), per-size groups are the fastest: padding adds O(n^2 M) and O(n^3) work per
+dataset while the loop over 21 sizes costs well under 1 ms.
 :func:`loop_statistics` is the same math one dataset at a time (the reference the
 tests and ``bench/egp.py`` compare with).
 """
@@ -112,26 +130,63 @@ def check_datasets(datasets, reference_points: Tensor, check_range: bool = True
 
 @dataclass
 class SufficientStats:
-    """Sums over datasets that the M-step needs (see the module docstring)."""
+    r"""Sums over datasets that the M-step needs, in the frame R of the E-step's Sigma.
+
+    ``frame`` is R (M, M), lower triangular with :math:`R R^\top = \Sigma`; ``b_R`` (M,),
+    ``Q_R`` (M, M) and ``H`` (M, M) are :math:`R^\top b`, :math:`R^\top Q R` and
+    :math:`R^\top G R` (module docstring, Eq. frame). All four are None after a
+    log-likelihood-only step. ``b``, ``Q`` and ``G`` return the statistics in Z's
+    coordinates (two triangular solves with R each; the M-step does not need them).
+    """
 
     count: int
     n_obs: int
-    b: Tensor | None
-    Q: Tensor | None
-    G: Tensor | None
+    frame: Tensor | None
+    b_R: Tensor | None
+    Q_R: Tensor | None
+    H: Tensor | None
     log_likelihood: float
     a_sq: float
     trace_inv: float
+
+    @property
+    def b(self) -> Tensor | None:
+        """sum_i u_i = R^-T b_R (M,)."""
+        if self.b_R is None:
+            return None
+        return torch.linalg.solve_triangular(self.frame.mT, self.b_R.unsqueeze(-1),
+                                             upper=True).squeeze(-1)
+
+    @property
+    def Q(self) -> Tensor | None:
+        """sum_i u_i u_i^T = R^-T Q_R R^-1 (M, M)."""
+        return None if self.Q_R is None else unframe(self.frame, self.Q_R)
+
+    @property
+    def G(self) -> Tensor | None:
+        """sum_i W_i^T A_i^-1 W_i = R^-T H R^-1 (M, M)."""
+        return None if self.H is None else unframe(self.frame, self.H)
 
     def __add__(self, other: SufficientStats) -> SufficientStats:
         def add(x: Tensor | None, y: Tensor | None) -> Tensor | None:
             return None if x is None or y is None else x + y
 
+        if self.frame is not None and other.frame is not None and \
+                not torch.equal(self.frame, other.frame):
+            raise ValueError("statistics of E-steps at different Sigma cannot be added "
+                             "(pass the same frame to every shard)")
         return SufficientStats(
-            self.count + other.count, self.n_obs + other.n_obs, add(self.b, other.b),
-            add(self.Q, other.Q), add(self.G, other.G),
+            self.count + other.count, self.n_obs + other.n_obs,
+            self.frame if other.frame is not None else None, add(self.b_R, other.b_R),
+            add(self.Q_R, other.Q_R), add(self.H, other.H),
             self.log_likelihood + other.log_likelihood,
             self.a_sq + other.a_sq, self.trace_inv + other.trace_inv)
+
+
+def unframe(R: Tensor, X: Tensor) -> Tensor:
+    """R^-T X R^-1 for R (M, M) lower triangular, X (M, M)."""
+    left = torch.linalg.solve_triangular(R.mT, X, upper=True)                 # R^-T X
+    return torch.linalg.solve_triangular(R.mT, left.mT, upper=True).mT
 
 
 @dataclass
@@ -169,20 +224,21 @@ def bucket_sizes(sizes: list[int], width: int) -> dict[int, int]:
 class Corpus:
     r"""Datasets laid out for the batched E-step, shift-interpolation quantities precomputed.
 
-    ``W`` (rows (N', M)), ``Lambda`` and ``c`` depend only on the base GP and the
-    locations, so they are computed once per fit, all datasets at once: one kernel
-    call K(Z, X) for every location, two triangular solves with K(Z, Z)'s Cholesky
-    factor, one batched K(X_i, X_i) per group. Datasets are sorted into groups by size;
-    ``bucket_width`` > 1 pads the sizes of a bucket to its largest (padded rows of W are
-    zero and padded diagonal entries of A_i are 1, so the statistics are unchanged) for
-    fewer, larger groups. The E-step's two large products, :math:`W_i\Sigma` and
-    :math:`\sum_i W_i^\top A_i^{-1} W_i`, run over all N' rows at once; only the n x n
-    algebra is per group.
+    ``V_T`` (rows (N', M), the whitened rows :math:`V^\top = K(X, Z) L^{-\top}` of all
+    datasets), ``Lambda`` and ``r0`` = y - m(X) depend only on the base GP and the
+    locations, so they are computed once per fit, all datasets at once: one kernel call
+    K(X, Z) for every location, one GEMM with :math:`L^{-1}`, one batched K(X_i, X_i) per
+    group. Datasets are sorted into groups by size; ``bucket_width`` > 1 pads the sizes of a
+    bucket to its largest (padded rows of V^T are zero and padded diagonal entries of A_i
+    are 1, so the statistics are unchanged) for fewer, larger groups. The E-step's two large
+    products, :math:`P = V^\top F` and :math:`H = \mathbf{Y}^\top \mathbf{Y}`, run over all
+    N' rows at once; only the n x n algebra is per group.
 
-    ``matmul_dtype`` (default: the reference points' dtype) is the precision of those two
-    products and of W; the n x n algebra and the sums stay in the reference dtype.
-    ``torch.float32`` halves the time of a float64 fit and moves the statistics by
-    about 1e-5 relative (see ``bench/egp.py``); keep float64 for exact comparisons.
+    ``matmul_dtype`` (default: the reference points' dtype) is the precision of V^T, P and
+    Y and of the products with them; A_i's factorisation, r, z, the sums and the M-step
+    stay in the reference dtype. ``torch.float32`` about halves the time of a float64 fit
+    and moves the statistics by about 1e-6 relative (see ``bench/egp.py``); keep float64
+    for exact comparisons.
     """
 
     def __init__(self, datasets: list[Dataset], basis: ShiftBasis, bucket_width: int = 1,
@@ -190,6 +246,7 @@ class Corpus:
         if bucket_width < 1:
             raise ValueError(f"bucket_width={bucket_width} must be >= 1")
         Z = basis.Z
+        self.basis = basis
         self.dtype = Z.dtype
         self.matmul_dtype = matmul_dtype or Z.dtype
         self.count = len(datasets)
@@ -207,12 +264,11 @@ class Corpus:
         with torch.no_grad():
             X = torch.cat([datasets[i][0] for i in order])                 # (N, d)
             Y = torch.cat([datasets[i][1] for i in order])                 # (N,)
-            W, V = basis.row_weights(X)                                    # (N, M), V^T (N, M)
-            r0 = Y - (basis.m(X) - W @ basis.m_Z)                          # y_i - c_i
+            V_T = basis.whitened_rows(X)                                   # V^T (N, M)
+            r0 = Y - basis.m(X)                                            # y_i - m(X_i)
             if rows > len(Y):                                              # padding: zero rows
-                W, r0, V, X = (None if t is None else
-                               torch.zeros(rows, *t.shape[1:], dtype=t.dtype).index_put_(
-                                   (real,), t) for t in (W, r0, V, X))
+                V_T, r0, X = (torch.zeros(rows, *t.shape[1:], dtype=t.dtype).index_put_(
+                    (real,), t) for t in (V_T, r0, X))
                 X[~real] = Z[0]                                            # any valid location
             self.groups = []
             start = 0
@@ -221,7 +277,7 @@ class Corpus:
                 part = slice(start, start + B * n)
                 keep = real[part].view(B, n).to(Z.dtype)
                 Xg = X[part].view(B, n, -1)
-                Vg = None if V is None else V[part].view(B, n, M).mT        # (B, M, n)
+                Vg = V_T[part].view(B, n, M).mT                            # (B, M, n)
                 Lam = basis.residual(Xg, Xg, Vg, Vg)                       # Lambda_i (Eq. shift)
                 pad = None
                 if not bool(keep.all()):
@@ -232,52 +288,65 @@ class Corpus:
                                              pad, int(keep.sum())))
                 start += B * n
         self.r0 = r0                                                       # (N',)
-        self.W = W.to(self.matmul_dtype)                                   # (N', M)
-        self._WS = torch.empty(M, rows, dtype=self.matmul_dtype, device=Z.device)
-        self._X = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
+        self.V_T = V_T.to(self.matmul_dtype)                               # (N', M)
+        self._P = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
+        self._Y = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
+
+    @property
+    def rows(self) -> int:
+        """N': observations plus padded rows."""
+        return self.V_T.shape[0]
 
     def statistics(self, mu: Tensor, Sigma: Tensor, noise: float, need_noise: bool = False,
-                   need_moments: bool = True) -> SufficientStats:
-        """The E-step at (mu, Sigma, noise).
+                   need_moments: bool = True, frame: Tensor | None = None) -> SufficientStats:
+        """The E-step at mu (M,), Sigma (M, M) and the noise variance.
 
-        ``need_moments=False`` computes only the log-likelihood (b, Q, G are None): what
-        the last E-step of a fit needs.
+        ``frame``: R (M, M) with R R^T = Sigma (default: its Cholesky factor); shards of
+        one E-step pass the same R so that their statistics add. ``need_moments=False``
+        computes only the log-likelihood (b, Q, G are None): what the last E-step of a fit
+        needs.
         """
-        M, dt, mm = self.M, self.dtype, self.matmul_dtype
+        M, dt, mm, basis = self.M, self.dtype, self.matmul_dtype, self.basis
+        R = safe_cholesky(Sigma) if frame is None else frame
         loglik = a_sq = trace_inv = 0.0
-        us = []
+        vs = []
         with torch.no_grad():
-            WS = torch.matmul(Sigma.to(mm), self.W.mT, out=self._WS)        # (W Sigma)^T, (M, N')
-            r = self.r0 - (self.W @ mu.to(mm)).to(dt)                      # r_i, all datasets
+            F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
+            f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
+                                              upper=False)                  # L^-1 (mu - m(Z))
+            P = torch.matmul(self.V_T, F.to(mm), out=self._P)              # P_i = V_i^T F
+            r = self.r0 - (self.V_T @ f.to(mm)).squeeze(-1).to(dt)         # r_i, all datasets
             for g in self.groups:
                 B, n = g.r0.shape
-                W_g = self.W[g.rows].view(B, n, M)
-                A = (W_g @ WS[:, g.rows].view(M, B, n).transpose(0, 1)).to(dt) + g.Lam
-                diag = A.diagonal(dim1=-2, dim2=-1)         # A_i = W Sigma W^T + Lam + s2 I
+                P_g = P[g.rows].view(B, n, M)
+                A = (P_g @ P_g.mT).to(dt) + g.Lam
+                diag = A.diagonal(dim1=-2, dim2=-1)         # A_i = P_i P_i^T + Lam + s2 I
                 diag.add_(noise if g.pad is None else noise * (1 - g.pad) + g.pad)  # pads: A = I
                 L = safe_cholesky(A)
-                r_g = r[g.rows].view(B, n)
+                r_g = r[g.rows].view(B, n, 1)
                 logdet = 2 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
                 if not need_moments:
-                    z = torch.linalg.solve_triangular(L, r_g.unsqueeze(-1), upper=False)
+                    z = torch.linalg.solve_triangular(L, r_g, upper=False)
                     loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
                     continue
-                A_inv = torch.cholesky_inverse(L)                           # (B, n, n)
-                a = (A_inv @ r_g.unsqueeze(-1)).squeeze(-1)                 # a_i = A_i^-1 r_i
-                us.append((W_g.mT @ a.to(mm).unsqueeze(-1)).squeeze(-1).to(dt))  # u_i = W_i^T a_i
-                torch.matmul(A_inv.to(mm), W_g, out=self._X[g.rows].view(B, n, M))
-                loglik -= 0.5 * (float((r_g * a).sum() + logdet) + g.count * LOG_2PI)
+                eye = torch.eye(n, dtype=dt, device=L.device).expand(B, n, n)
+                L_inv = torch.linalg.solve_triangular(L, eye, upper=False)   # L_i^-1
+                z = L_inv @ r_g                                             # z_i = L_i^-1 r_i
+                Y_g = torch.matmul(L_inv.to(mm), P_g, out=self._Y[g.rows].view(B, n, M))
+                vs.append((Y_g * z.to(mm)).sum(1).to(dt))                  # v_i = Y_i^T z_i
+                loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
                 if need_noise:
+                    a = L_inv.mT @ z                                        # a_i = A_i^-1 r_i
                     a_sq += float((a * a).sum())
-                    trace_inv += float(A_inv.diagonal(dim1=-2, dim2=-1).sum())
+                    trace_inv += float((L_inv * L_inv).sum())   # tr A_i^-1 = |L_i^-1|_F^2
                     if g.pad is not None:
                         trace_inv -= float(g.pad.sum())             # pads: A^-1 = I there
-        if not need_moments:
-            return SufficientStats(self.count, self.n_obs, None, None, None, loglik, a_sq,
-                                   trace_inv)
-        u = torch.cat(us)                                                   # (S, M)
-        G = (self.W.mT @ self._X).to(dt)                                    # sum_i W_i^T A_i^-1 W_i
-        return SufficientStats(self.count, self.n_obs, u.sum(0), u.mT @ u, G, loglik, a_sq,
+            if not need_moments:
+                return SufficientStats(self.count, self.n_obs, None, None, None, None, loglik,
+                                       a_sq, trace_inv)
+            v = torch.cat(vs)                                               # (S, M)
+            H = (self._Y.mT @ self._Y).to(dt)                               # sum_i Y_i^T Y_i
+        return SufficientStats(self.count, self.n_obs, R, v.sum(0), v.mT @ v, H, loglik, a_sq,
                                trace_inv)
 
 
@@ -322,7 +391,8 @@ class ShardJob:
     The datasets travel packed as three tensors (all x (N, d), all y (N,), sizes (S,)):
     pickling S pairs of small tensors costs more than the E-step. ``key`` names the shard
     within one fit, so a process that sees the same shard again reuses its precomputed
-    ``Corpus`` instead of rebuilding it.
+    ``Corpus`` instead of rebuilding it. ``frame`` is the Cholesky factor of Sigma that
+    every shard of one E-step uses (so that their statistics add); None: computed here.
     """
 
     key: str
@@ -337,6 +407,7 @@ class ShardJob:
     threads: int = 1
     need_moments: bool = True
     matmul_dtype: torch.dtype | None = None
+    frame: Tensor | None = None
 
     @classmethod
     def pack(cls, key: str, datasets: list[Dataset], **kwargs) -> ShardJob:
@@ -364,7 +435,8 @@ def shard_statistics(job: ShardJob) -> SufficientStats:
         while len(_CORPORA) > _MAX_CACHED:
             _CORPORA.popitem(last=False)
     _CORPORA.move_to_end(job.key)
-    return corpus.statistics(job.mu, job.Sigma, job.noise, job.need_noise, job.need_moments)
+    return corpus.statistics(job.mu, job.Sigma, job.noise, job.need_noise, job.need_moments,
+                             job.frame)
 
 
 def clear_cache() -> None:
