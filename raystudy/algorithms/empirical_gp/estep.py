@@ -63,6 +63,7 @@ import torch
 from torch import Tensor
 
 from .prior import ShiftBasis, as_inputs, safe_cholesky
+from .products import gram, times_lower
 
 Dataset = tuple[Tensor, Tensor]
 LOG_2PI = math.log(2 * math.pi)
@@ -314,7 +315,7 @@ class Corpus:
             F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
             f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
                                               upper=False)                  # L^-1 (mu - m(Z))
-            P = torch.matmul(self.V_T, F.to(mm), out=self._P)              # P_i = V_i^T F
+            P = times_lower(self.V_T, F.to(mm), out=self._P)             # P_i = V_i^T F
             r = self.r0 - (self.V_T @ f.to(mm)).squeeze(-1).to(dt)         # r_i, all datasets
             for g in self.groups:
                 B, n = g.r0.shape
@@ -345,7 +346,7 @@ class Corpus:
                 return SufficientStats(self.count, self.n_obs, None, None, None, None, loglik,
                                        a_sq, trace_inv)
             v = torch.cat(vs)                                               # (S, M)
-            H = (self._Y.mT @ self._Y).to(dt)                               # sum_i Y_i^T Y_i
+            H = gram(self._Y).to(dt)                                        # sum_i Y_i^T Y_i
         return SufficientStats(self.count, self.n_obs, R, v.sum(0), v.mT @ v, H, loglik, a_sq,
                                trace_inv)
 
