@@ -63,7 +63,7 @@ import torch
 from torch import Tensor
 
 from .prior import ShiftBasis, as_inputs, safe_cholesky
-from .products import gram, times_lower
+from .products import gram, times_triangular
 
 Dataset = tuple[Tensor, Tensor]
 LOG_2PI = math.log(2 * math.pi)
@@ -315,7 +315,7 @@ class Corpus:
             F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
             f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
                                               upper=False)                  # L^-1 (mu - m(Z))
-            P = times_lower(self.V_T, F.to(mm), out=self._P)             # P_i = V_i^T F
+            P = times_triangular(self.V_T, F.to(mm), out=self._P)        # P_i = V_i^T F
             r = self.r0 - (self.V_T @ f.to(mm)).squeeze(-1).to(dt)         # r_i, all datasets
             for g in self.groups:
                 B, n = g.r0.shape
@@ -334,7 +334,7 @@ class Corpus:
                 L_inv = torch.linalg.solve_triangular(L, eye, upper=False)   # L_i^-1
                 z = L_inv @ r_g                                             # z_i = L_i^-1 r_i
                 Y_g = torch.matmul(L_inv.to(mm), P_g, out=self._Y[g.rows].view(B, n, M))
-                vs.append((Y_g * z.to(mm)).sum(1).to(dt))                  # v_i = Y_i^T z_i
+                vs.append((z.mT.to(mm) @ Y_g).squeeze(-2).to(dt))          # v_i = Y_i^T z_i
                 loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
                 if need_noise:
                     a = L_inv.mT @ z                                        # a_i = A_i^-1 r_i

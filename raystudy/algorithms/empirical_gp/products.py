@@ -1,6 +1,7 @@
 r"""The E-step's two O(N M^2) products, through the BLAS routines made for their structure.
 
-:math:`P = V^\top F` with F lower triangular is a triangular matrix product (TRMM) and
+:math:`P = V^\top F` with F lower triangular (and the precomputation's
+:math:`V^\top = K(X, Z) L^{-\top}`) is a triangular matrix product (TRMM) and
 :math:`H = Y^\top Y` a symmetric rank-k update (SYRK); each needs half the multiply-adds
 of the general product (GEMM) that ``torch.matmul`` runs, and torch exposes neither. For
 float32/float64 tensors on the CPU they are called through SciPy's BLAS (OpenBLAS), its
@@ -47,17 +48,18 @@ def _blas(t: Tensor):
     return _libraries()
 
 
-def times_lower(A: Tensor, F: Tensor, out: Tensor) -> Tensor:
-    """out = A F for A (N, M) and F (M, M) lower triangular; ``out`` (N, M) contiguous."""
+def times_triangular(A: Tensor, T: Tensor, out: Tensor, lower: bool = True) -> Tensor:
+    """out = A T for A (N, M) and T (M, M) lower (or upper) triangular; ``out`` (N, M)."""
     libraries = _blas(A)
-    if libraries is None or not (out.is_contiguous() and F.dtype == A.dtype == out.dtype):
-        return torch.matmul(A, torch.tril(F), out=out)
+    if libraries is None or not (out.is_contiguous() and T.dtype == A.dtype == out.dtype):
+        return torch.matmul(A, torch.tril(T) if lower else torch.triu(T), out=out)
     blas, controller = libraries
     out.copy_(A)
     trmm = getattr(blas, ROUTINES[A.dtype][0])
-    # row-major (N, M) arrays are column-major (M, N): out^T := F^T out^T, in place
+    # row-major (N, M) arrays are column-major (M, N): out^T := T^T out^T, in place
     with controller.limit(limits=torch.get_num_threads(), user_api="blas"):
-        trmm(1.0, F.contiguous().numpy().T, out.numpy().T, side=0, lower=0, overwrite_b=1)
+        trmm(1.0, T.contiguous().numpy().T, out.numpy().T, side=0, lower=int(not lower),
+             overwrite_b=1)
     return out
 
 
