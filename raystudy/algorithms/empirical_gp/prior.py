@@ -67,9 +67,9 @@ def safe_cholesky(A: Tensor, max_tries: int = 6) -> Tensor:
 def project_psd(Sigma: Tensor, min_eigenvalue: float = MIN_EIGENVALUE) -> Tensor:
     """Symmetrise and clip eigenvalues to ``>= min_eigenvalue`` (PSD safeguard)."""
     Sigma = 0.5 * (Sigma + Sigma.mT)
+    if bool((torch.linalg.eigvalsh(Sigma) >= min_eigenvalue).all()):
+        return Sigma                        # the usual case: eigenvalues only, half of eigh
     evals, evecs = torch.linalg.eigh(Sigma)
-    if bool((evals >= min_eigenvalue).all()):
-        return Sigma
     return (evecs * evals.clamp_min(min_eigenvalue)) @ evecs.mT
 
 
