@@ -315,7 +315,7 @@ class Corpus:
             F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
             f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
                                               upper=False)                  # L^-1 (mu - m(Z))
-            P = times_triangular(self.V_T, F.to(mm), out=self._P)        # P_i = V_i^T F
+            P = times_triangular(self.V_T, F.to(mm), out=self._P)          # P_i = V_i^T F
             r = self.r0 - (self.V_T @ f.to(mm)).squeeze(-1).to(dt)         # r_i, all datasets
             for g in self.groups:
                 B, n = g.r0.shape
