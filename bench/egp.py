@@ -3,6 +3,17 @@
     .venv/bin/python bench/egp.py                 # the issue's setting (a few minutes)
     .venv/bin/python bench/egp.py --quick         # S up to 4k, no Ray, no loop accuracy
     .venv/bin/python bench/egp.py --botorch-python /tmp/botorch-venv/bin/python
+    .venv/bin/python bench/egp.py --only e2e,layout --botorch-python /tmp/botorch-venv/bin/python
+
+0. End to end (issue 19, ``--only e2e``): ``em_fit`` as a user calls it (datasets in,
+   prior out: checks, precomputation, 10 iterations), float64 and with
+   ``matmul_dtype=torch.float32``, against BoTorch main's ``pretrain_em_prior`` (10
+   iterations, same datasets) in the ``--botorch-python`` interpreter; ms per dataset
+   per iteration, ratio, relative Frobenius error of both. Targets (one torch thread,
+   any CPU): >= 50x at S = 2,000, M = 100; >= 30x at S = 16,000, M = 100 and at
+   S = 2,000, M = 200; error within 2 % (relative) of BoTorch's. SKIP without BoTorch.
+0b. Layout (``--only layout``): one E-step at S = 2,000 with per-size groups vs padded
+   buckets of 5 sizes vs one padded group (``Corpus(bucket_width=...)``).
 
 Setting (issue 12): S datasets of 10-30 points at uniform random locations in [0, 1],
 truth f ~ GP(0.5 sin 3x, Matern-5/2 lengthscale 0.2), noise sd 0.05; M = 100 evenly
@@ -41,6 +52,8 @@ import gpytorch
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _hardware import describe, verdict  # noqa: E402
 
 from raystudy.algorithms.empirical_gp import (  # noqa: E402
     Corpus,
@@ -193,6 +206,118 @@ def bench_accuracy(sizes: list[int], with_loop: bool) -> list[dict]:
     return rows
 
 
+E2E_BOTORCH = r"""
+import json, sys, time, torch, gpytorch
+from botorch.models.empirical_gps.em_empirical_gp import pretrain_em_prior
+from botorch.models.empirical_gps.utils import ExperimentDataset
+torch.set_num_threads(1)
+spec = json.load(open(sys.argv[1]))
+out = []
+for case in spec["cases"]:
+    M = case["M"]
+    K_true = torch.tensor(case["truth"], dtype=torch.float64)
+    Z = torch.linspace(0, 1, M, dtype=torch.float64).unsqueeze(-1)
+    t0, c0 = time.perf_counter(), time.process_time()
+    ds = [ExperimentDataset(X=torch.tensor(x, dtype=torch.float64).unsqueeze(-1),
+                            Y=torch.tensor(y, dtype=torch.float64).unsqueeze(-1))
+          for x, y in case["sets"]]
+    k = gpytorch.kernels.MaternKernel(nu=2.5).to(torch.float64); k.lengthscale = 0.1
+    p = pretrain_em_prior(ds, gpytorch.means.ZeroMean().to(torch.float64), k,
+                          likelihood_noise=0.0025, inducing_points=Z,
+                          num_em_iterations=10, em_convergence_tol=None)
+    seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+    out.append({"S": len(ds), "M": M, "seconds": seconds, "cpu_seconds": cpu,
+                "rel_frobenius": float(torch.linalg.norm(p.Sigma_inducing - K_true)
+                                       / torch.linalg.norm(K_true))})
+print(json.dumps(out))
+"""
+
+E2E_TARGETS = {(2000, 100): 50.0, (16000, 100): 30.0, (2000, 200): 30.0}
+
+
+def grid_truth(M_: int) -> torch.Tensor:
+    z = torch.linspace(0, 1, M_, dtype=DT).numpy()
+    return torch.as_tensor(GPFamily(lengthscale=0.2).moments(z)[1])
+
+
+def bench_e2e(cases: list[tuple[int, int]], botorch_python: str, reps: int) -> list[dict]:
+    """em_fit end to end (float64 and float32 products) vs BoTorch main, same datasets.
+
+    Wall time (``_ms``) and CPU time of the process (``_cpu_ms``, one thread: the time the
+    work itself took, less sensitive to other processes on the cores), medians over
+    ``reps`` interleaved runs of ours; BoTorch's fit runs once (about a minute).
+    """
+    rows = []
+    for S, M_ in cases:
+        raw = datasets(S, seed=7 + S)
+        Z = torch.linspace(0, 1, M_, dtype=DT).unsqueeze(-1)
+        K_true = grid_truth(M_)
+        row: dict = {"S": S, "M": M_}
+        runs: dict[str, list[tuple[float, float]]] = {"f64": [], "f32mm": []}
+        for _ in range(reps):
+            for label, mm in (("f64", None), ("f32mm", torch.float32)):
+                t0, c0 = time.perf_counter(), time.process_time()
+                prior = em_fit(raw, Z, base_kernel(), noise=NOISE, iterations=10,
+                               matmul_dtype=mm)
+                runs[label].append((time.perf_counter() - t0, time.process_time() - c0))
+                row[f"{label}_err"] = float(torch.linalg.norm(prior.covariance - K_true)
+                                            / torch.linalg.norm(K_true))
+        for label, times in runs.items():
+            row[f"{label}_ms"] = 1e3 * statistics.median(t for t, _ in times) / (10 * S)
+            row[f"{label}_cpu_ms"] = 1e3 * statistics.median(c for _, c in times) / (10 * S)
+        rows.append(row)
+    if botorch_python:
+        spec = {"cases": [{"M": M_, "truth": grid_truth(M_).tolist(),
+                           "sets": [(x[:, 0].tolist(), y.tolist())
+                                    for x, y in datasets(S, seed=7 + S)]} for S, M_ in cases]}
+        with tempfile.TemporaryDirectory() as folder:
+            path = Path(folder) / "spec.json"
+            path.write_text(json.dumps(spec))
+            script = Path(folder) / "run.py"
+            script.write_text(E2E_BOTORCH)
+            done = subprocess.run([botorch_python, str(script), str(path)], capture_output=True,
+                                  text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+                                  check=True)
+        for row, other in zip(rows, json.loads(done.stdout.strip().splitlines()[-1]),
+                              strict=True):
+            row["botorch_ms"] = 1e3 * other["seconds"] / (10 * row["S"])
+            row["botorch_cpu_ms"] = 1e3 * other["cpu_seconds"] / (10 * row["S"])
+            row["botorch_err"] = other["rel_frobenius"]
+            for label in ("f64", "f32mm"):
+                row[f"ratio_{label}"] = row["botorch_ms"] / row[f"{label}_ms"]
+                row[f"cpu_ratio_{label}"] = row["botorch_cpu_ms"] / row[f"{label}_cpu_ms"]
+    return rows
+
+
+def report_e2e(rows: list[dict]) -> None:
+    for row in rows:
+        target = E2E_TARGETS.get((row["S"], row["M"]))
+        for label in ("f64", "f32mm"):
+            has = "botorch_ms" in row
+            ratio = row.get(f"ratio_{label}", float("nan"))
+            close = has and abs(row[f"{label}_err"] - row["botorch_err"]) <= \
+                0.02 * row["botorch_err"]
+            passed = has and target is not None and ratio >= target and close
+            note = (f"{ratio:.1f}x BoTorch main in wall time "
+                    f"({row[f'cpu_ratio_{label}']:.1f}x in CPU time), error "
+                    f"{row[f'{label}_err']:.4f} vs {row['botorch_err']:.4f}" if has
+                    else "no --botorch-python")
+            print(f"{verdict(has and target is not None, passed)} em_fit end to end "
+                  f"({label}) S = {row['S']}, M = {row['M']}: {note} (target >= {target}x, "
+                  "error within 2 % of BoTorch's; one torch thread, any CPU)")
+
+
+def bench_layout(reps: int) -> list[dict]:
+    data, basis, K, mu, Sigma = setup(2000, seed=0)
+    rows = []
+    for width in (1, 5, 21):
+        corpus_ = Corpus(data, basis, bucket_width=width)
+        s = median_time(lambda c=corpus_: c.statistics(mu, Sigma, NOISE), reps)
+        rows.append({"bucket_width": width, "groups": len(corpus_.groups),
+                     "padded_rows": corpus_.rows, "estep_ms": 1e3 * s})
+    return rows
+
+
 BOTORCH_SCRIPT = r"""
 import json, sys, time, torch, gpytorch
 from botorch.models.empirical_gps.em_empirical_gp import pretrain_em_prior
@@ -248,20 +373,32 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="S <= 4k, no Ray, no loop accuracy")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions (>= 1)")
-    parser.add_argument("--only", default="versus,scaling,ray,accuracy",
-                        help="comma list of the parts to run (default: all four)")
+    parser.add_argument("--only", default="e2e,layout,versus,scaling,ray,accuracy",
+                        help="comma list of the parts to run (default: all)")
+    parser.add_argument("--e2e-cases", default="2000x100,16000x100,2000x200",
+                        help="comma list of SxM settings for the end-to-end part")
     parser.add_argument("--botorch-python", default="",
                         help="interpreter with BoTorch main installed (a throwaway venv)")
     args = parser.parse_args()
     if args.reps < 1:
         parser.error("--reps must be >= 1")
     parts = set(args.only.split(","))
-    if not parts <= {"versus", "scaling", "ray", "accuracy"}:
-        parser.error("--only takes versus, scaling, ray, accuracy")
+    if not parts <= {"e2e", "layout", "versus", "scaling", "ray", "accuracy"}:
+        parser.error("--only takes e2e, layout, versus, scaling, ray, accuracy")
     torch.set_num_threads(1)
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
-          f"torch {torch.__version__}, gpytorch {gpytorch.__version__}, "
-          f"{torch.get_num_threads()} torch thread, float64, M = {M}")
+    print(describe())
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
+          f"gpytorch {gpytorch.__version__}, float64, M = {M} unless stated")
+    if "e2e" in parts:
+        cases = [tuple(int(v) for v in c.split("x")) for c in args.e2e_cases.split(",")]
+        rows = bench_e2e(cases, args.botorch_python, max(1, min(args.reps, 3)))
+        print("\n## em_fit end to end (10 iterations, ms per dataset per iteration)\n")
+        print(table(rows))
+        print()
+        report_e2e(rows)
+    if "layout" in parts:
+        print("\n## One E-step at S = 2,000: per-size groups vs padded buckets\n")
+        print(table(bench_layout(args.reps)))
     if "versus" in parts:
         versus = bench_loop_vs_batched(args.reps)
         print("\n## One EM iteration, S = 2,000: batched vs per-dataset loop\n")

@@ -50,9 +50,9 @@ reproduces the paper's code.
 
 Stale nuclear norm (``stale_nuclear_norm=True``, the paper's default): :math:`A_0`
 is summed from the previous step's :math:`\langle M_l, \operatorname{polar}(M_l)\rangle`
-(exact at the first step), so the polar factors are computed one layer at a time
-during the update instead of all of them before it. Either way each layer costs
-one polar factor per step.
+(exact at the first step). Either way each layer costs one polar factor per step,
+and all layers' factors are computed together, same-shape matrices as one batched
+Newton–Schulz chain (:func:`.polar_factors`).
 
 Hyper-parameters :math:`\rho`, :math:`\mu`, :math:`F^*` enter global sums and are
 read from the constructor (``self.defaults``); ``lr`` and ``weight_decay`` may
@@ -69,8 +69,8 @@ from torch.optim import Optimizer
 
 from .checks import check_beta, check_lr, check_nonnegative
 from .muon import as_matrix
-from .polar import POLAR_METHODS, polar_factor
-from .truncation import inner, resolve_loss, truncated_step_size
+from .polar import POLAR_METHODS, polar_factors
+from .truncation import inner, inner_sum, resolve_loss, truncated_step_size
 
 
 def as_matrix_groups(params: Iterable) -> list[dict]:
@@ -154,36 +154,50 @@ class HybridSteepestDescent(Optimizer):
         )
         super().__init__(as_matrix_groups(params), defaults)
 
-    def _polar(self, group: dict, M: Tensor) -> Tensor:
-        P = polar_factor(
-            as_matrix(M),
-            method=group["polar_method"],
-            steps=group["ns_steps"],
-            dtype=group["ns_dtype"],
-        )
-        return P.view_as(M)
+    def _polars(self, items: list[tuple[dict, Tensor]], out: dict[Tensor, Tensor]) -> None:
+        """``out[p] = polar(M_p)`` for ``(group, p)`` in ``items``; same-shape matrices of a
+        group as one batched Newton–Schulz chain (:func:`.polar_factors`)."""
+        by_group: dict[int, tuple[dict, list[Tensor]]] = {}
+        for group, p in items:
+            by_group.setdefault(id(group), (group, []))[1].append(p)
+        for group, ps in by_group.values():
+            Ms = [self.state[p]["M"] for p in ps]
+            Ps = polar_factors([as_matrix(M) for M in Ms], method=group["polar_method"],
+                               steps=group["ns_steps"], dtype=group["ns_dtype"])
+            for p, M, P in zip(ps, Ms, Ps, strict=True):
+                out[p] = P.view_as(M)
+
+    def _active_lists(self, group: dict) -> tuple[list[Tensor], list[Tensor]]:
+        """The parameters of ``group`` with a gradient, and those gradients."""
+        ps = [p for p in group["params"] if p.grad is not None]
+        return ps, [p.grad for p in ps]
 
     def _update_moments(self) -> float:
-        """Update M, m, v from ``p.grad``; return ``<x, g>`` when the loss is used."""
-        x_dot_g: Tensor | float = 0.0
+        """Update M, m, v from ``p.grad`` (fused per group); return ``<x, g>`` when the
+        loss is used."""
+        xs, gs_all = [], []
         for group in self.param_groups:
             mu, (beta1, beta2) = group["momentum"], group["betas"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                g, state = p.grad, self.state[p]
-                if self.uses_loss:
-                    x_dot_g = x_dot_g + inner(p, g)
-                if group["matrix"]:
+            ps, gs = self._active_lists(group)
+            if not ps:
+                continue
+            if self.uses_loss:
+                xs += ps
+                gs_all += gs
+            states = [self.state[p] for p in ps]
+            if group["matrix"]:
+                for state, g in zip(states, gs, strict=True):
                     if "M" not in state:
                         state["M"] = g.clone()
-                    state["M"].lerp_(g, 1 - mu)
-                else:
+                torch._foreach_lerp_([st["M"] for st in states], gs, 1 - mu)
+            else:
+                for state, g in zip(states, gs, strict=True):
                     if "m" not in state:
                         state["m"], state["v"] = g.clone(), g.square()
-                    state["m"].lerp_(g, 1 - beta1)
-                    state["v"].lerp_(g.square(), 1 - beta2)
-        return float(x_dot_g)
+                torch._foreach_lerp_([st["m"] for st in states], gs, 1 - beta1)
+                torch._foreach_lerp_([st["v"] for st in states], torch._foreach_mul(gs, gs),
+                                     1 - beta2)
+        return float(inner_sum(xs, gs_all)) if self.uses_loss else 0.0
 
     def _active(self, matrix: bool):
         for group in self.param_groups:
@@ -194,33 +208,42 @@ class HybridSteepestDescent(Optimizer):
 
     def _nuclear_norms(self, fresh: dict[Tensor, Tensor]) -> float:
         """``A_0``; polar factors computed here are stored in ``fresh`` for the update."""
-        A0: Tensor | float = 0.0
+        stale = []
+        todo = []
         for group, p, state in self._active(matrix=True):
             if self.defaults["stale_nuclear_norm"] and "nuclear_norm" in state:
-                A0 = A0 + state["nuclear_norm"]
+                stale.append(state["nuclear_norm"])
             else:
-                fresh[p] = self._polar(group, state["M"])
-                A0 = A0 + inner(state["M"], fresh[p])
+                todo.append((group, p))
+        self._polars(todo, fresh)
+        A0 = inner_sum([self.state[p]["M"] for _, p in todo], [fresh[p] for _, p in todo])
+        if stale:
+            A0 = A0 + torch.stack(stale).sum()
         return float(A0)
 
-    def _adam_terms(self) -> tuple[float, float]:
-        """``(B^2, <x, m>)`` over all parameters (``<x, m>`` only when the loss is used)."""
-        B_sq: Tensor | float = 0.0
-        x_dot_m: Tensor | float = 0.0
+    def _denominators(self, group: dict, ps: list[Tensor]) -> list[Tensor]:
+        """``D_i = eps + sqrt(v_i)`` of a vector group's parameters ``ps`` (fused)."""
+        D = torch._foreach_sqrt([self.state[p]["v"] for p in ps])
+        torch._foreach_add_(D, group["eps"])
+        return D
+
+    def _adam_terms(self, D: dict[int, list[Tensor]]) -> tuple[float, float]:
+        """``(B^2, <x, m>)`` over all parameters (``<x, m>`` only when the loss is used);
+        fills ``D[id(group)]`` with the vector groups' denominators for the update."""
+        ms, scaled, xs, moms = [], [], [], []
         for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if group["matrix"]:
-                    if self.uses_loss:
-                        x_dot_m = x_dot_m + inner(p, state["M"])
-                    continue
-                m, v = state["m"], state["v"]
-                B_sq = B_sq + inner(m, m / (group["eps"] + v.sqrt()))
-                if self.uses_loss:
-                    x_dot_m = x_dot_m + inner(p, m)
-        return float(B_sq), float(x_dot_m)
+            ps, _ = self._active_lists(group)
+            if not ps:
+                continue
+            first = [self.state[p]["M" if group["matrix"] else "m"] for p in ps]
+            if self.uses_loss:
+                xs += ps
+                moms += first
+            if not group["matrix"]:
+                D[id(group)] = self._denominators(group, ps)
+                ms += first
+                scaled += torch._foreach_div(first, D[id(group)])      # m / D
+        return float(inner_sum(ms, scaled)), float(inner_sum(xs, moms))
 
     def _momo_ratio(self, f: float, x_dot_g: float, x_dot_m: float, slope: float) -> float:
         """Return the truncated step for ``cap = inf``; updates ``F_bar`` in state."""
@@ -254,27 +277,31 @@ class HybridSteepestDescent(Optimizer):
         A0 = self._nuclear_norms(fresh) if need_A0 else 0.0
         c = rho * A0 if self.hybrid_norm else rho
         ratio = float("inf")
+        D: dict[int, list[Tensor]] = {}
         if self.uses_loss:
-            B_sq, x_dot_m = self._adam_terms()
+            B_sq, x_dot_m = self._adam_terms(D)
             ratio = self._momo_ratio(f, x_dot_g, x_dot_m, c * A0 + B_sq)
         keep_norms = need_A0 and self.defaults["stale_nuclear_norm"]
+        self._polars([(group, p) for group, p, _ in self._active(matrix=True)
+                      if p not in fresh], fresh)                   # all polar factors at once
         for group in self.param_groups:
             lr, wd = group["lr"], group["weight_decay"]
             t = min(lr, ratio)
             if self.uses_loss:
                 self.state["momo"]["t"] = t
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                state = self.state[p]
-                if wd != 0.0:
-                    p.mul_(1 - lr * wd)
-                if group["matrix"]:
-                    M = state["M"]
-                    P = fresh.pop(p) if p in fresh else self._polar(group, M)
-                    if keep_norms:
-                        state["nuclear_norm"] = inner(M, P)
-                    p.add_(P, alpha=-t * c)
-                else:
-                    p.addcdiv_(state["m"], group["eps"] + state["v"].sqrt(), value=-t)
+            ps, _ = self._active_lists(group)
+            if not ps:
+                continue
+            if wd != 0.0:
+                torch._foreach_mul_(ps, 1 - lr * wd)
+            if group["matrix"]:
+                Ps = [fresh.pop(p) for p in ps]
+                if keep_norms:
+                    for p, P in zip(ps, Ps, strict=True):
+                        self.state[p]["nuclear_norm"] = inner(self.state[p]["M"], P)
+                torch._foreach_add_(ps, Ps, alpha=-t * c)           # W -= t c polar(M)
+            else:
+                denominators = D.get(id(group)) or self._denominators(group, ps)
+                torch._foreach_addcdiv_(ps, [self.state[p]["m"] for p in ps], denominators,
+                                        value=-t)                   # w -= t m / D
         return loss

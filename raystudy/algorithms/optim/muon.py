@@ -30,6 +30,12 @@ Differences from ``torch.optim.Muon``:
   (torch's in-place normalisation writes into the buffer when it is already bf16
   and ``nesterov=False``).
 
+Speed: the momentum, weight-decay and update arithmetic are fused over all
+parameters of a group (``torch._foreach_*``), and Newton–Schulz runs once per
+distinct (wide-oriented) shape as one batched chain over all matrices of that shape
+(:func:`.polar_factors`; a transformer has a handful of shapes), with the same
+operations as torch's per-matrix chain.
+
 Like torch's, this class is meant for hidden-layer matrices only; use
 :class:`.MuonAdam` or :class:`.MuonMax` for a whole model.
 """
@@ -44,7 +50,7 @@ from torch import Tensor
 from torch.optim import Optimizer
 
 from .checks import check_lr, check_nonnegative
-from .polar import JORDAN_COEFFICIENTS, polar_factor
+from .polar import JORDAN_COEFFICIENTS, polar_factors
 
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
 
@@ -130,25 +136,30 @@ class Muon(Optimizer):
                 loss = closure()
         for group in self.param_groups:
             lr, mu = group["lr"], group["momentum"]
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
-                G = p.grad
-                state = self.state[p]
-                if "momentum_buffer" not in state:
-                    state["momentum_buffer"] = torch.zeros_like(G)
-                B = state["momentum_buffer"]
-                B.lerp_(G, 1 - mu)
-                B_tilde = G.lerp(B, mu) if group["nesterov"] else B
-                O = polar_factor(
-                    as_matrix(B_tilde),
-                    method="jordan",
-                    steps=group["ns_steps"],
-                    dtype=group["ns_dtype"],
-                    coefficients=group["ns_coefficients"],
-                    eps=group["eps"],
-                )
-                m, n = O.shape
-                p.mul_(1 - lr * group["weight_decay"])
-                p.add_(O.view_as(p), alpha=-adjusted_lr(lr, group["adjust_lr_fn"], m, n))
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            grads = [p.grad for p in params]
+            for p in params:
+                if "momentum_buffer" not in self.state[p]:
+                    self.state[p]["momentum_buffer"] = torch.zeros_like(p.grad)
+            bufs = [self.state[p]["momentum_buffer"] for p in params]
+            torch._foreach_lerp_(bufs, grads, 1 - mu)                 # B_t = mu B + (1-mu) G
+            B_tilde = torch._foreach_lerp(grads, bufs, mu) if group["nesterov"] else bufs
+            Os = polar_factors(                                       # NS_k, one chain per shape
+                [as_matrix(B) for B in B_tilde],
+                method="jordan",
+                steps=group["ns_steps"],
+                dtype=group["ns_dtype"],
+                coefficients=group["ns_coefficients"],
+                eps=group["eps"],
+            )
+            Os = [O.view_as(p) if O.dtype == p.dtype else O.view_as(p).to(p.dtype)
+                  for O, p in zip(Os, params, strict=True)]
+            scales = [-adjusted_lr(lr, group["adjust_lr_fn"], *as_matrix(p).shape)
+                      for p in params]
+            if group["weight_decay"] != 0.0:
+                torch._foreach_mul_(params, 1 - lr * group["weight_decay"])
+            torch._foreach_mul_(Os, scales)
+            torch._foreach_add_(params, Os)                           # W_t = (1-lr wd) W - lr s O
         return loss

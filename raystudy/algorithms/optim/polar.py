@@ -135,12 +135,56 @@ def newton_schulz(
             A = X @ X.mT
             B = torch.addmm(A, A, A, beta=b, alpha=c)
             X = torch.addmm(X, B, X, beta=a)
-    else:
+    else:                                    # one batched chain: the same ops as addmm
+        shape = X.shape
+        X = X.reshape(-1, *shape[-2:])
         for a, b, c in coefficients:
-            A = X @ X.mT
-            B = b * A + c * (A @ A)
-            X = a * X + B @ X
+            A = torch.bmm(X, X.mT)                                  # A_j = X_j X_j^T
+            B = torch.baddbmm(A, A, A, beta=b, alpha=c)             # b A + c A^2
+            X = torch.baddbmm(X, B, X, beta=a)                      # X_{j+1} = a X + B X
+        X = X.reshape(shape)
     return X.mT if transposed else X
+
+
+def polar_factors(
+    Gs: list[Tensor],
+    method: str = "polar_express",
+    steps: int = 5,
+    dtype: torch.dtype | None = None,
+    *,
+    coefficients: tuple[float, float, float] | None = None,
+    eps: float = 1e-7,
+) -> list[Tensor]:
+    """``polar_factor`` of every matrix in ``Gs``, same-shape matrices as one batched chain.
+
+    Matrices are oriented wide (``m <= n``; a tall one is transposed, as
+    ``newton_schulz`` does) and grouped by oriented shape, dtype and device, so a
+    transformer's handful of distinct shapes costs a handful of batched chains instead
+    of one chain per matrix. Each result equals ``polar_factor(G, ...)`` (bf16: bit for
+    bit on the CPUs tested, see ``tests/algorithms/optim/test_polar.py``).
+    """
+    if method == "svd" or len(Gs) < 2:
+        return [polar_factor(G, method, steps, dtype, coefficients=coefficients, eps=eps)
+                for G in Gs]
+    groups: dict[tuple, list[int]] = {}
+    for i, G in enumerate(Gs):
+        if G.ndim != 2:
+            raise ValueError(f"polar_factors needs (m, n) matrices, got shape {tuple(G.shape)}")
+        work = dtype if dtype is not None else default_polar_dtype(G)
+        wide = G.mT if G.size(0) > G.size(1) else G
+        groups.setdefault((tuple(wide.shape), G.dtype, G.device, work), []).append(i)
+    out: list[Tensor | None] = [None] * len(Gs)
+    for (_, _, _, work), members in groups.items():
+        if len(members) == 1:
+            i = members[0]
+            out[i] = polar_factor(Gs[i], method, steps, work, coefficients=coefficients, eps=eps)
+            continue
+        stacked = torch.stack([Gs[i].mT if Gs[i].size(0) > Gs[i].size(1) else Gs[i]
+                               for i in members])                   # (k, m, n), m <= n
+        P = polar_factor(stacked, method, steps, work, coefficients=coefficients, eps=eps)
+        for i, P_i in zip(members, P.unbind(0), strict=True):
+            out[i] = P_i.mT if Gs[i].size(0) > Gs[i].size(1) else P_i
+    return out  # type: ignore[return-value]
 
 
 def svd_polar(G: Tensor) -> Tensor:

@@ -47,8 +47,18 @@ def resolve_loss(
 
 def inner(a: Tensor, b: Tensor) -> Tensor:
     """``<a, b>`` as a 0-d tensor in at least float32 (no host sync)."""
+    if a.dtype == b.dtype and a.dtype in (torch.float32, torch.float64):
+        return torch.dot(a.reshape(-1), b.reshape(-1))            # the common case, 3 ops
     dtype = torch.promote_types(torch.promote_types(a.dtype, b.dtype), torch.float32)
     return torch.dot(a.reshape(-1).to(dtype), b.reshape(-1).to(dtype))
+
+
+def inner_sum(xs: list[Tensor], ys: list[Tensor]) -> Tensor | float:
+    """``sum_i <x_i, y_i>`` as a 0-d tensor (0.0 for empty lists): one stack and one sum
+    instead of a chain of additions."""
+    if not xs:
+        return 0.0
+    return torch.stack([inner(x, y) for x, y in zip(xs, ys, strict=True)]).sum()
 
 
 def truncated_step_size(

@@ -109,3 +109,17 @@ def test_momo_needs_the_loss():
         Momo([x]).step()
     with pytest.raises(ValueError, match="not both"):
         Momo([x]).step(closure=lambda: 1.0, loss=1.0)
+
+
+def test_inner_and_inner_sum_equal_the_dot_products():
+    from raystudy.algorithms.optim.truncation import inner, inner_sum
+
+    g = torch.Generator().manual_seed(0)
+    xs = [torch.randn(3, 4, generator=g, dtype=torch.float64), torch.randn(5, generator=g)]
+    ys = [torch.randn(3, 4, generator=g, dtype=torch.float64), torch.randn(5, generator=g)]
+    dots = [float((x.double() * y.double()).sum()) for x, y in zip(xs, ys, strict=True)]
+    assert float(inner(xs[0], ys[0])) == pytest.approx(dots[0], rel=1e-12)
+    assert inner(xs[1], ys[1]).dtype == torch.float32
+    assert inner(xs[1].half(), ys[1].half()).dtype == torch.float32
+    assert float(inner_sum(xs, ys)) == pytest.approx(sum(dots), rel=1e-6)
+    assert inner_sum([], []) == 0.0

@@ -88,3 +88,22 @@ def test_rejects_vectors_and_bad_adjust_fn():
         Muon([torch.nn.Parameter(torch.zeros(3))])
     with pytest.raises(ValueError, match="adjust_lr_fn"):
         Muon([torch.nn.Parameter(torch.zeros(2, 2))], adjust_lr_fn="other")
+
+
+def test_batched_chains_over_repeated_shapes_equal_torch_muon():
+    """Transformer-like shapes: several matrices per shape, tall ones batched transposed."""
+    shapes = [(48, 16), (16, 16), (64, 16), (16, 64), (48, 16), (16, 16), (64, 16), (16, 64)]
+    gen = torch.Generator().manual_seed(1)
+    inits = [torch.randn(*s, generator=gen) for s in shapes]
+    ours = [torch.nn.Parameter(w.clone()) for w in inits]
+    ref = [torch.nn.Parameter(w.clone()) for w in inits]
+    opt = Muon(ours, lr=0.02, ns_dtype=torch.bfloat16)
+    opt_ref = torch.optim.Muon(ref, lr=0.02)
+    for _ in range(4):
+        for a, b in zip(ours, ref, strict=True):
+            g = torch.randn(a.shape, generator=gen)
+            a.grad, b.grad = g.clone(), g.clone()
+        opt.step()
+        opt_ref.step()
+    for a, b in zip(ours, ref, strict=True):
+        torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)

@@ -103,3 +103,21 @@ def test_rejects_vectors_and_unknown_method():
         polar_factor(torch.zeros(3))
     with pytest.raises(ValueError, match="valid"):
         polar_factor(torch.zeros(3, 3), "qr")
+
+
+@pytest.mark.parametrize("method", ["jordan", "polar_express"])
+def test_polar_factors_batch_same_shapes_and_equal_per_matrix(method):
+    from raystudy.algorithms.optim.polar import polar_factors
+
+    gen = torch.Generator().manual_seed(3)
+    shapes = [(12, 20), (20, 12), (12, 20), (8, 8), (30, 6), (8, 8)]
+    Gs = [torch.randn(*s, generator=gen) for s in shapes]
+    for dtype in (torch.bfloat16, torch.float32):
+        batched = polar_factors(Gs, method, 5, dtype)
+        for G, P in zip(Gs, batched, strict=True):
+            single = polar_factor(G, method, 5, dtype)
+            assert P.shape == G.shape and P.dtype == G.dtype
+            if dtype == torch.bfloat16:
+                assert torch.equal(P, single)  # the same ops, batched: bit for bit
+            else:
+                torch.testing.assert_close(P, single, atol=1e-5, rtol=1e-5)

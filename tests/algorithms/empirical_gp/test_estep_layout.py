@@ -1,0 +1,78 @@
+"""The E-step's layouts: padded size buckets, float32 products, LL-only steps, row weights."""
+
+from __future__ import annotations
+
+import gpytorch
+import numpy as np
+import pytest
+import torch
+from egp_helpers import gp_datasets, grid, matern  # noqa: I001
+
+from raystudy.algorithms.empirical_gp import Corpus, check_datasets, em_fit
+from raystudy.algorithms.empirical_gp.estep import bucket_sizes
+from raystudy.algorithms.empirical_gp.prior import ShiftBasis
+
+DT = torch.float64
+
+
+def setting(seed: int = 11):
+    Z = grid(13)
+    data = check_datasets(gp_datasets(50, seed=seed, lo=2, hi=12), Z)
+    basis = ShiftBasis(Z, matern(0.15), gpytorch.means.ConstantMean().to(DT))
+    g = torch.Generator().manual_seed(seed)
+    B = torch.randn(13, 13, generator=g, dtype=DT)
+    return data, basis, torch.randn(13, generator=g, dtype=DT), B @ B.T / 13 + 0.1 * torch.eye(13,
+                                                                                         dtype=DT)
+
+
+def test_bucket_sizes():
+    assert bucket_sizes([10, 11, 12, 13, 30], 1) == {10: 10, 11: 11, 12: 12, 13: 13, 30: 30}
+    assert bucket_sizes([10, 11, 12, 13, 30], 3) == {10: 12, 11: 12, 12: 12, 13: 15, 30: 30}
+    assert bucket_sizes([10, 11, 30], 100) == {10: 30, 11: 30, 30: 30}
+    with pytest.raises(ValueError, match="bucket_width=0"):
+        Corpus(setting()[0], setting()[1], bucket_width=0)
+
+
+@pytest.mark.parametrize("width", [2, 5, 100])
+def test_padded_buckets_equal_per_size_groups_to_1e10(width):
+    data, basis, mu, Sigma = setting()
+    exact = Corpus(data, basis).statistics(mu, Sigma, 0.02, need_noise=True)
+    padded_corpus = Corpus(data, basis, bucket_width=width)
+    assert len(padded_corpus.groups) < len(Corpus(data, basis).groups)
+    padded = padded_corpus.statistics(mu, Sigma, 0.02, need_noise=True)
+    for name in ("b", "Q", "G"):
+        np.testing.assert_allclose(getattr(padded, name), getattr(exact, name), rtol=0,
+                                   atol=1e-10 * float(getattr(exact, name).abs().max()))
+    for name in ("log_likelihood", "a_sq", "trace_inv"):
+        assert getattr(padded, name) == pytest.approx(getattr(exact, name), rel=1e-10)
+    assert (padded.count, padded.n_obs) == (exact.count, exact.n_obs)
+
+
+def test_log_likelihood_only_step_gives_the_same_log_likelihood():
+    data, basis, mu, Sigma = setting(12)
+    corpus = Corpus(data, basis, bucket_width=3)
+    full = corpus.statistics(mu, Sigma, 0.03)
+    ll_only = corpus.statistics(mu, Sigma, 0.03, need_moments=False)
+    assert ll_only.b is None and ll_only.G is None
+    assert ll_only.log_likelihood == pytest.approx(full.log_likelihood, rel=1e-12)
+
+
+def test_row_weights_equal_the_triangular_solves():
+    _, basis, _, _ = setting()
+    x = torch.rand(40, 1, dtype=DT)
+    W, V_T = basis.row_weights(x)
+    W_ref, V_ref = basis.weights(x)
+    np.testing.assert_allclose(W, W_ref, atol=1e-10)
+    np.testing.assert_allclose(V_T, V_ref.mT, atol=1e-10)
+
+
+def test_float32_products_stay_close_to_float64():
+    Z = grid(20)
+    data = gp_datasets(200, seed=13, lo=5, hi=15)
+    exact = em_fit(data, Z, matern(0.1), noise=0.0025, iterations=5)
+    mixed = em_fit(data, Z, matern(0.1), noise=0.0025, iterations=5, matmul_dtype=torch.float32)
+    assert mixed.covariance.dtype == DT
+    rel = torch.linalg.norm(mixed.covariance - exact.covariance) / torch.linalg.norm(
+        exact.covariance)
+    assert rel < 1e-3
+    np.testing.assert_allclose(mixed.log_likelihoods, exact.log_likelihoods, rtol=1e-4)
