@@ -362,20 +362,20 @@ def dispatch(args: argparse.Namespace) -> int:
         serve(args.run_dir, args.port, args.host, url=args.optuna_storage)
         return 0
     if args.command == "data" and args.data_command == "make-tokens":
-        from raystudy.studies.data_commands import make_token_dataset
+        from raystudy.studies.optimizer_robustness.make_data import make_token_dataset
 
         out = make_token_dataset(args.out_dir, args.source, args.seq_len, args.max_bytes)
         print(f"raystudy: wrote {out}")
         return 0
     if args.command == "data" and args.data_command == "make-anndata":
-        from raystudy.studies.data_commands import make_anndata
+        from raystudy.studies.cell_classifier.make_data import make_anndata
 
         files = make_anndata(args.out_dir, args.cells, args.genes, args.plates, args.density,
                              args.seed)
         print(f"raystudy: wrote {len(files)} files to {args.out_dir}")
         return 0
     if args.command == "data" and args.data_command == "make-offline-rl":
-        from raystudy.studies.data_commands import make_offline_rl
+        from raystudy.studies.contrastive_imitation.make_data import make_offline_rl
 
         path, minari_id, summary = make_offline_rl(args.out_dir, args.env, args.policy,
                                                    args.episodes, args.seed, args.expert_dir,

@@ -356,3 +356,9 @@ def probe_address(address: str, timeout_s: float) -> None:
         reason = "no answer" if isinstance(exc, TimeoutError) else (exc.strerror or str(exc))
         raise UserError(f"no Ray cluster answers at {address} within {timeout_s:g} s "
                         f"({reason}); is the head node up, and is that its address?") from None
+
+
+def is_disk_full(exc: BaseException) -> bool:
+    """A write failed on a full disk (h5py reports it as RuntimeError with errno 28 in its
+    text, not as OSError)."""
+    return getattr(exc, "errno", None) == errno.ENOSPC or "errno = 28" in str(exc)

@@ -1,0 +1,59 @@
+"""``raystudy data make-offline-rl``: offline-RL episodes for contrastive_imitation, as a
+D4RL-format HDF5 file and a Minari dataset (both or neither)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from raystudy.errors import DataError, UserError
+from raystudy.platform.preflight import check_writable, describe_os_error, is_disk_full
+
+MB = 1024**2
+
+
+def make_offline_rl(out_dir: str, env_id: str, policy: str, episodes: int, seed: int = 0,
+                    expert_dir: str | None = None,
+                    reference_episodes: int = 100) -> tuple[Path, str, str]:
+    """Roll out a policy; write a D4RL-format HDF5 file in ``out_dir`` and a Minari dataset.
+
+    Returns the file, the Minari id and a one-line summary with the reference returns.
+    """
+    from raystudy.platform.registry import require_extra
+
+    require_extra("data make-offline-rl", "imitation", ("gymnasium", "mujoco", "minari"))
+    from raystudy.algorithms.imitation import returns, write_d4rl_hdf5, write_minari
+    from raystudy.algorithms.imitation.experts import dataset_names, generate
+    from raystudy.algorithms.imitation.minari_io import check_new_minari_id, minari_store
+
+    file_name, minari_id = dataset_names(env_id, policy)
+    check_new_minari_id(minari_id)
+    if (Path(out_dir) / file_name).exists():
+        raise DataError(f"{Path(out_dir) / file_name} already exists; remove it first or pick "
+                        "another folder")
+    check_writable(out_dir, "make-offline-rl output folder")
+    check_writable(minari_store(), "Minari store (MINARI_DATASETS_PATH)")
+    try:
+        data, reference = generate(env_id, policy, episodes, seed, expert_dir,
+                                   reference_episodes)
+    except (ValueError, FileNotFoundError) as exc:
+        raise DataError(f"make-offline-rl: {exc}") from None
+    path = Path(out_dir) / file_name
+    try:
+        write_d4rl_hdf5(path, data, reference, env_id=env_id, policy=policy)
+        store = write_minari(minari_id, data, env_id, reference,
+                             algorithm=f"raystudy {policy}",
+                             description=f"{episodes} {policy} episodes of {env_id}")
+    except BaseException as exc:
+        path.unlink(missing_ok=True)  # never half a result: both formats or neither
+        if not isinstance(exc, OSError | RuntimeError):
+            raise
+        if isinstance(exc, OSError):
+            raise UserError(f"make-offline-rl: {describe_os_error(exc)}") from None
+        if not is_disk_full(exc):
+            raise
+        raise UserError(f"make-offline-rl: no space left on device for {path}") from None
+    values = returns(data)
+    summary = (f"{episodes} {policy} episodes, return {values.mean():.1f} +- {values.std():.1f} "
+               f"(score {reference.score(values.mean()):.1f}; reference random "
+               f"{reference.random:.1f}, expert {reference.expert:.1f}); Minari dataset in {store}")
+    return path, minari_id, summary
