@@ -48,6 +48,16 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return target
 
 
+SMALL_SPACE = ("# 2 optimizers x 2 learning rates: 4 trials\n"
+               "params:\n  optimizer: {grid: [sgd, adam]}\n  lr: {grid: [1.0e-3, 1.0e-2]}\n")
+
+
+def _small_space(folder: Path) -> str:
+    path = folder / "small.yaml"
+    path.write_text(SMALL_SPACE)
+    return str(path)
+
+
 def _env(site: Path) -> dict[str, str]:
     env = base_env(RAY_AUTH_MODE="disabled")
     env["PYTHONPATH"] = os.pathsep.join((str(site), env["PYTHONPATH"]))
@@ -164,7 +174,8 @@ def test_installed_study_sweeps_resumes_after_ctrl_c_and_reports(site: Path,
                                                                  tmp_path: Path) -> None:
     env = _env(site)
     args = ["sweep", "quadratic", "--address", "local", "--storage", str(tmp_path), "--name",
-            "q", "--max-concurrent", "1", "--set", "steps=40000", "--set", "eval_every=4000"]
+            "q", "--space", _small_space(tmp_path), "--max-concurrent", "1",
+            "--set", "steps=16000", "--set", "eval_every=1600"]
     run_dir = tmp_path / "q"
     driver = subprocess.Popen([str(BIN / "raystudy"), *args], env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -181,12 +192,10 @@ def test_installed_study_sweeps_resumes_after_ctrl_c_and_reports(site: Path,
     histories = _histories(run_dir)
     summary = json.loads((run_dir / "summary.json").read_text())
     counts = summary["counts"]
-    assert len(histories) == 8 and counts["finished"] + counts["diverged"] == 8, counts
-    assert counts["finished"] >= 6  # SGD at lr 1 may blow up: recorded, the sweep goes on
-    for history in histories.values():  # to the end or to divergence, no step twice
+    assert len(histories) == 4 and counts["finished"] == 4, counts
+    for history in histories.values():  # every trial to the end, no step reported twice
         steps = [int(r["train/step"]) for r in history]
-        end = steps[-1] if history[-1]["diverged"] else 40000
-        assert steps == list(range(4000, end + 1, 4000)), steps
+        assert steps == list(range(1600, 16001, 1600)), steps
     assert set(summary["analysis"]["best_loss"]) == {"sgd", "adam"}
     assert (run_dir / "figures" / "loss_vs_lr.png").stat().st_size > 1000
     assert "Final loss" in (run_dir / "report.md").read_text()
@@ -207,11 +216,11 @@ def test_installed_and_file_studies_sweep_on_a_multi_node_cluster(
         env = {**cluster.env, "PYTHONPATH": os.environ["PYTHONPATH"]}
         for study, name in (("quadratic", "installed"), (str(own_file), "file")):
             done = raystudy("sweep", study, "--address", cluster.gcs_address, "--storage",
-                            str(tmp_path / "runs"), "--name", name, env=env, timeout=300)
+                            str(tmp_path / "runs"), "--name", name, "--space",
+                            _small_space(tmp_path), env=env, timeout=300)
             assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
             summary = json.loads((tmp_path / "runs" / name / "summary.json").read_text())
-            counts = summary["counts"]
-            assert counts["finished"] + counts["diverged"] == 8 and not counts["error"]
+            assert summary["counts"]["finished"] == 4
             nodes = {json.loads(line)["node_id"]
                      for result in (tmp_path / "runs" / name).glob("*/result.json")
                      for line in result.read_text().splitlines()}
