@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -86,3 +87,26 @@ def test_quick_sweep_reports_each_loader(ray_session, tmp_path):
     for text in ("### Loaders", "plate entropy", "loader cells/s", "accuracy", "loaders.png"):
         assert text in report
     assert (run / "figures" / "loaders.png").stat().st_size > 0
+
+
+@pytest.mark.parametrize("seeds, speedup, verdict", [
+    (7, 3.0, "supported"), (7, 0.5, "contradicted"), (2, 3.0, "inconclusive at this scale")])
+def test_the_throughput_claim_is_paired_over_seeds_with_holm(tmp_path, seeds, speedup,
+                                                             verdict):
+    from raystudy.platform.results import RunResults, TrialRecord
+    from raystudy.studies.cell_classifier.recipe import analyze
+
+    trials = []
+    for seed in range(seeds):
+        for loader, rate in (("random", 1000.0 + seed), ("block/4/16", speedup * 1000 + seed),
+                             ("block/16/16", speedup * 1100 + seed)):
+            last = {"eval/accuracy": 0.5, "train/cells_per_s": rate, "data/cells_per_s": rate,
+                    "train/plate_entropy": 1.0}
+            trials.append(TrialRecord(f"{loader}-{seed}", {}, "finished", history=[last],
+                                      config={"sampling.loader": loader, "train.seed": seed}))
+    claims = analyze(RunResults(tmp_path, {}, trials), tmp_path).claims
+    assert [c.statement.split("(")[-1] for c in claims] == ["block/16/16)", "block/4/16)"]
+    for claim in claims:
+        assert claim.verdict == verdict and claim.n == seeds
+        assert "Holm-adjusted p over 2 block loaders" in claim.test
+    assert claims[1].effect_size == pytest.approx(math.log10(speedup), abs=0.01)
