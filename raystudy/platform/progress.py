@@ -42,8 +42,8 @@ TERMINAL_REFRESH_S = 0.5
 class _Tee(io.TextIOBase):
     """A stream that writes every line to the log and the chosen ones to the terminal."""
 
-    def __init__(self, log: TextIO, terminal: TextIO, verbose: bool, view: _Screen) -> None:
-        self.log, self.terminal, self.verbose, self.view = log, terminal, verbose, view
+    def __init__(self, log: TextIO, verbose: bool, view: _Screen) -> None:
+        self.log, self.verbose, self.view = log, verbose, view
         self.partial = ""
         self.lock = threading.RLock()
 
@@ -130,9 +130,8 @@ def driver_log(verbose: bool) -> Iterator[DriverLog]:
     terminal_out, terminal_err = sys.stdout, sys.stderr
     screen = _Screen(terminal_out, live=_is_terminal(terminal_out) and not verbose)
     early = io.StringIO()
-    out = _Tee(early, terminal_out, verbose, screen)
-    err = _Tee(early, terminal_err, verbose, screen if screen.live else _Screen(terminal_err,
-                                                                              live=False))
+    out = _Tee(early, verbose, screen)
+    err = _Tee(early, verbose, screen if screen.live else _Screen(terminal_err, live=False))
     err.lock = out.lock  # one log, one order
     log = DriverLog(screen, out, err)
     handlers = _stream_handlers(terminal_out, terminal_err)
