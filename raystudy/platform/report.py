@@ -129,7 +129,7 @@ def claims_table(claims: list[Claim]) -> Table:
     """The Claim section: one row per claim, the same columns for every study."""
     rows = [[c.statement, c.test, _ci(c), c.n, "-" if c.p_value is None else c.p_value,
              c.verdict] for c in claims]
-    notes = "; ".join(c.note for c in claims if c.note)
+    notes = "; ".join(dict.fromkeys(c.note for c in claims if c.note))   # each note once
     if not claims:
         notes = "this study's analysis tested no claim on this run"
     return Table("Claim", CLAIM_COLUMNS, rows, note=notes)

@@ -6,6 +6,7 @@ result.json) and the study is a tiny one defined here.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 from dataclasses import dataclass
@@ -110,3 +111,8 @@ def test_cpuinfo_reads_model_and_numeric_flags(tmp_path):
                     "flags\t\t: fpu sse avx2 avx512f amx_tile\n\nprocessor\t: 1\n")
     assert report._cpuinfo(path) == ("Some CPU @ 2GHz", ["avx2", "avx512f", "amx_tile"])
     assert report._cpuinfo(tmp_path / "missing") == ("", [])
+
+
+def test_claim_notes_shared_by_rows_are_written_once():
+    twin = dataclasses.replace(CLAIM, statement="Method A beats C")
+    assert report.claims_table([CLAIM, twin]).note == "a one-line note"
