@@ -104,7 +104,8 @@ class OfflineMix:
 
 
 def _describe(episodes: Sequence[Episode]) -> dict[str, Any]:
-    values = returns([e for e in episodes if e.first])
+    """Pieces, transitions and the mean return of the whole episodes among them."""
+    values = returns([e for e in episodes if e.first and (e.terminated or e.timeout)])
     return {"episodes": len(episodes), "transitions": int(sum(len(e) for e in episodes)),
             "mean_return": float(values.mean()) if len(values) else float("nan")}
 
