@@ -247,3 +247,61 @@ def test_analyze_claims_dualcoil_against_each_baseline_with_holm(tmp_path, seeds
     assert [c.verdict for c in claims] == verdicts                   # no oracle row
     assert claims[1].effect_size == pytest.approx(lead) and claims[1].n == seeds
     assert all("Holm-adjusted p over 2 mix x baseline tests" in c.test for c in claims)
+
+
+def test_safedice_alpha_is_the_unlabeled_sets_undesirable_share_unless_set(tmp_path):
+    ctx = LocalContext(ci.STUDY.metrics)
+    ci.train_loop(config(tiny(tmp_path, method="safedice", **{"train.steps": "20"})), ctx)
+    # unlabeled: all 20 random episodes (4000 transitions) + 5 expert ones (1000)
+    assert ctx.reports[-1]["train/alpha"] == pytest.approx(4000 / 5000)
+    assert ctx.reports[-1]["data/bad_transitions"] == 3 * 1000  # three slices of 1000
+    record = {"unlabeled": {"undesirable_transition_fraction": 0.9}}
+    assert ci.make_learner(config({"method": "safedice"}), 3, 1, None,
+                           record).config.alpha == 0.9
+    assert ci.make_learner(config({"method": "safedice", "baselines.safedice_alpha": "0.3"}),
+                           3, 1, None, record).config.alpha == 0.3
+    with pytest.raises(ConfigError, match="SafeDICE needs expert data in the unlabeled set"):
+        config({"method": "safedice", "data.mix": "random/1/10/0"})
+
+
+def _sourced_results(source: str, task: str):
+    from raystudy.platform.results import RunResults, TrialRecord
+
+    history = [{"train/step": 20, "eval/score": 10.0, "train/alpha": 0.97}]
+    return RunResults(None, {}, [
+        TrialRecord(f"{m}-0", {}, "finished", history=history,
+                    config={"data.mix": "random/1/10/30", "method": m, "train.seed": 0,
+                            "data.source": source, "data.task": task, "train.lr": 3e-4,
+                            "baselines.safedice_alpha": None, "baselines.dwbc_alpha": 10.0,
+                            "baselines.dwbc_eta": 0.5})
+        for m in ("dualcoil", "safedice", "dwbc")])
+
+
+@pytest.mark.parametrize("source, task, present, absent", [
+    ("generate", "walker2d", ["generated here in gymnasium's Walker2d-v5",
+                              "Ant-v5 has 105 observation dimensions vs D4RL's 111",
+                              "not D4RL scores"], ["D4RL-format"]),
+    ("generate", "pendulum", ["generated here in gymnasium's Pendulum-v1"], ["Ant-v5"]),
+    ("d4rl", "hopper", ["D4RL-format HDF5 files (D4RL's own are v2",
+                        "evaluation runs in gymnasium's Hopper-v5"], ["generated", "Ant-v5"]),
+    ("d4rl", "walker2d", ["D4RL's own are v2", "Walker2d-v5 differs from D4RL's Walker2d-v2"],
+     ["generated"]),
+    ("minari", "ant", ["Minari datasets", "Ant-v5 has 105"], ["generated"]),
+])
+def test_report_says_which_data_and_environment_version(tmp_path, source, task, present,
+                                                        absent):
+    from raystudy.studies.contrastive_imitation.analysis import analyze
+
+    analysis = analyze(_sourced_results(source, task), tmp_path)
+    (note,) = analysis.summary["data_notes"]
+    assert note in analysis.notes
+    for text in present:
+        assert text in note
+    for text in absent:
+        assert text not in note
+    settings = {row[0]: row for row in next(t for t in analysis.tables
+                                            if t.title == "Method settings").rows}
+    assert settings["safedice"][1] == "safedice_alpha 0.97"  # computed from the data
+    assert "share of undesirable transitions" in settings["safedice"][2]
+    assert settings["dwbc"][1] == "dwbc_alpha 10.0; dwbc_eta 0.5"
+    assert "run_dwbc.sh" in settings["dwbc"][2]

@@ -3,7 +3,8 @@
 Data: :class:`Episode` (one type for every source), :func:`read_d4rl_hdf5` /
 :func:`write_d4rl_hdf5` (D4RL's HDF5 layout through h5py), :func:`read_minari` /
 :func:`write_minari` (Minari's local store, no jax), :func:`compose` (good / bad /
-unlabeled sets of whole episodes), :class:`ReferenceReturns` and the normalised score.
+unlabeled sets: expert episodes, undesirable 1000-transition slices or episodes),
+:class:`ReferenceReturns` and the normalised score.
 See the package README for the file map.
 """
 

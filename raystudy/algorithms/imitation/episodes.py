@@ -8,7 +8,9 @@ by the end of its file.
 
 Shapes: ``observations`` and ``next_observations`` ``T x obs_dim`` (float32),
 ``actions`` ``T x act_dim`` (float32), ``rewards`` ``T`` (float32), ``terminals`` ``T``
-(bool; only the last entry may be True).
+(bool; only the last entry may be True). A piece cut out of an episode (a slice of
+consecutive transitions, ``compose.py``) has ``first=False`` when it does not start at the
+episode's first step, so its first observation is not an initial state.
 
 :class:`Transitions` stacks episodes into flat arrays (what learners sample minibatches
 from) and keeps the episodes' first observations, the initial-state distribution the
@@ -36,6 +38,8 @@ class Episode:
     next_observations: np.ndarray
     terminals: np.ndarray
     timeout: bool = False
+    first: bool = True
+    """Starts at the episode's first step (its first observation is an initial state)."""
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "observations", np.asarray(self.observations, np.float32))
@@ -46,6 +50,7 @@ class Episode:
         object.__setattr__(self, "rewards", np.asarray(self.rewards, np.float32).reshape(-1))
         object.__setattr__(self, "terminals", np.asarray(self.terminals, bool).reshape(-1))
         object.__setattr__(self, "timeout", bool(self.timeout))
+        object.__setattr__(self, "first", bool(self.first))
         lengths = {name: len(getattr(self, name)) for name in FIELDS}
         if len(set(lengths.values())) != 1:
             raise ValueError(f"episode arrays have different lengths: {lengths}")
@@ -71,7 +76,8 @@ class Episode:
 
 @dataclass
 class Transitions:
-    """Flat transition arrays of a list of episodes, plus each episode's first observation."""
+    """Flat transition arrays of a list of episodes, plus each episode's first observation
+    (of the episodes that start at their first step: pieces cut mid-episode have none)."""
 
     observations: np.ndarray
     actions: np.ndarray
@@ -85,8 +91,11 @@ class Transitions:
         episodes = [e for e in episodes if len(e)]
         if not episodes:
             raise ValueError("no transitions: every episode is empty")
+        starts = [e.observations[0] for e in episodes if e.first]
+        dim = episodes[0].observations.shape[1]
         return cls(*(np.concatenate([getattr(e, f) for e in episodes]) for f in FIELDS),
-                   initial_observations=np.stack([e.observations[0] for e in episodes]))
+                   initial_observations=(np.stack(starts) if starts
+                                         else np.zeros((0, dim), np.float32)))
 
     def __len__(self) -> int:
         return len(self.rewards)

@@ -33,13 +33,13 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import torch
 
 from ...errors import DataError, MissingDataError
-from .compose import MixSpec, compose
+from .compose import SLICE_LENGTH, MixSpec, compose
 from .d4rl import d4rl_file_reference, inspect_d4rl_hdf5, read_d4rl_hdf5, write_d4rl_hdf5
 from .episodes import FIELDS, Episode, Transitions
 from .experts import generate
@@ -151,11 +151,13 @@ class OfflineData:
 
 def assemble(source: str, task: str, where: Mapping[str, str], spec: MixSpec,
              overlap: bool = True, reference_returns: ReferenceReturns | None = None,
-             state_norm: bool = True) -> OfflineData:
-    """Read the sources at ``where``, compose ``spec`` and normalise (module docstring)."""
+             state_norm: bool = True, unit: Literal["slice", "episode"] = "slice",
+             slice_length: int = SLICE_LENGTH) -> OfflineData:
+    """Read the sources at ``where``, compose ``spec`` (undesirable trajectories: slices of
+    ``slice_length`` transitions or episodes) and normalise (module docstring)."""
     try:
         mix = compose(load(source, where["expert"]), load(source, where[spec.bad_source]),
-                      spec, overlap)
+                      spec, overlap, unit, slice_length)
     except ValueError as exc:
         raise DataError(f"data.mix={spec.label}: {exc}") from None
     ref = reference_returns or reference(source, where["expert"], task)

@@ -2,7 +2,8 @@
 score, paired over seeds, Holm over every mix x baseline), the normalised score per method
 and mix (mean +- std over seeds), the learning curves, the seed means of DualCOIL,
 BC-on-all and the best baseline, the data mixes, and what DualCOIL's weights do with the
-unlabeled set's hidden expert and other parts.
+unlabeled set's hidden expert and other parts; which data and environment versions the
+scores come from, and each method's settings with where they come from.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import numpy as np
 
 from raystudy import Analysis, Claim, RunResults, Table
 from raystudy.algorithms import stats
-from raystudy.algorithms.imitation import comparison
+from raystudy.algorithms.imitation import comparison, sources
 from raystudy.studies import claims
 from raystudy.studies.contrastive_imitation.data import SAC
 
@@ -44,6 +45,77 @@ def dualcoil_claims(by_seed: dict[str, dict[str, dict[int, float]]]) -> list[Cla
         for ((mix, method), result), p in zip(tests.items(), adjusted, strict=True)]
 
 
+V5_VS_D4RL = ("Walker2d-v5 and Ant-v5 differ from the v2 environments D4RL's data came "
+              "from (Walker2d-v5 gives both feet friction 0.9, v2's left foot 1.9; Ant-v5 has "
+              "105 observation dimensions vs D4RL's 111)")
+
+
+def data_note(source: str, task: str) -> str:
+    """Which data the scores come from and which environment version evaluates them."""
+    env = sources.TASKS.get(task, task)
+    mujoco = task in ("hopper", "halfcheetah", "walker2d", "ant")
+    if source == "generate":
+        text = (f"Data: generated here in gymnasium's {env}, the environment evaluation runs "
+                "in; scores are normalised by this data's own random and expert returns, so "
+                "they are not D4RL scores.")
+        return f"{text} {V5_VS_D4RL}." if mujoco else text
+    if source == "minari":
+        text = (f"Data: Minari datasets, collected in gymnasium's {env}, the environment "
+                "evaluation runs in; not D4RL's v2 data.")
+        return f"{text} {V5_VS_D4RL}." if mujoco else text
+    text = (f"Data: D4RL-format HDF5 files (D4RL's own are v2, collected in the v2 MuJoCo "
+            f"environments of gym + mujoco-py); evaluation runs in gymnasium's {env}.")
+    if task == "walker2d":
+        text += (" Walker2d-v5 differs from D4RL's Walker2d-v2 (both feet friction 0.9; "
+                 "v2's left foot 1.9): the policy is scored in a slightly different "
+                 "environment than its data came from.")
+    return text
+
+
+SETTINGS = {  # method: (config keys, where the values come from when left at their defaults)
+    "dualcoil": (("dualcoil.preset", "dualcoil.alpha", "dualcoil.c", "dualcoil.beta",
+                  "dualcoil.actor_q_scale", "dualcoil.weight_decay", "dualcoil.tau"),
+                 "the paper's per-environment constants (preset) or, without a preset, its "
+                 "values for every task but Hopper; not tuned here"),
+    "demodice": (("baselines.demodice_alpha",), "DemoDICE paper (alpha 0.05); not tuned"),
+    "safedice": (("baselines.safedice_alpha",),
+                 "alpha: the unlabeled set's share of undesirable transitions (SafeDICE "
+                 "paper's mixture weight), computed from the composed data; reward "
+                 "standardised over the whole unlabeled set (authors' code); not tuned"),
+    "dwbc": (("baselines.dwbc_alpha", "baselines.dwbc_eta"),
+             "DWBC authors' run_dwbc.sh (alpha 10, eta 0.5); not tuned"),
+    "bc_all": ((), "no method constants"),
+    "bc_good": ((), "no method constants"),
+    "bc_oracle": ((), "no method constants (hidden-label reference)"),
+}
+SHARED = ("train.steps", "train.disc_steps", "train.batch_size", "train.hidden",
+          "train.layers", "train.lr")
+
+
+def settings_table(results: RunResults) -> Table:
+    """Each method's constants as the trials ran them, and where they come from."""
+    seen: dict[str, dict[str, set]] = {}
+    for trial in results.trials:
+        method = str(trial.config.get("method"))
+        if method not in SETTINGS or trial.status != "finished":
+            continue
+        values = seen.setdefault(method, {})
+        for key in SETTINGS[method][0]:
+            value = trial.config.get(key)
+            if key == "baselines.safedice_alpha" and value is None:
+                value = round(trial.metric("train/alpha"), 4)  # computed from the data
+            values.setdefault(key.split(".", 1)[1], set()).add(value)
+    shared = sorted({", ".join(f"{k.split('.', 1)[1]} {trial.config[k]}" for k in SHARED
+                               if k in trial.config)
+                     for trial in results.trials if trial.status == "finished"})
+    rows = [[method, "; ".join(f"{k} {'/'.join(str(v) for v in sorted(vs, key=str))}"
+                               for k, vs in seen[method].items()) or "-", SETTINGS[method][1]]
+            for method in SETTINGS if method in seen]
+    return Table("Method settings", ["method", "constants as run", "chosen how"], rows,
+                 note="every method shares the training settings (" + ("; ".join(shared)
+                      or "train.*") + "); none is tuned on the seeds it is compared on")
+
+
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     """Score table (mean +- std over seeds), learning curves, the claim, the data mixes."""
     scores: dict[str, dict[str, list[float]]] = {}
@@ -51,12 +123,15 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     mixes: dict[str, dict[str, float]] = {}
     diverged: dict[tuple[str, str], int] = {}
     by_seed: dict[str, dict[str, dict[int, float]]] = {}
+    data_sources: set[tuple[str, str]] = set()
     for trial in results.trials:
         if trial.status not in ("finished", "diverged"):
             continue
         mix, method = str(trial.config["data.mix"]), str(trial.config["method"])
         if method == SAC:
             continue  # experts, not imitation: in the trials table only
+        data_sources.add((str(trial.config.get("data.source", "generate")),
+                          str(trial.config.get("data.task", "pendulum"))))
         if trial.status == "diverged":
             diverged[mix, method] = diverged.get((mix, method), 0) + 1
             continue
@@ -69,7 +144,8 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
         mixes[mix] = {k[5:]: v for k, v in trial.last.items() if k.startswith("data/")}
     if not scores:
         return Analysis(notes=["no finished trials yet: nothing to tabulate"])
-    rows, summary, notes = [], {"scores": {}, "claim": {}, "mixes": mixes}, []
+    notes = [data_note(source, task) for source, task in sorted(data_sources)]
+    rows, summary = [], {"scores": {}, "claim": {}, "mixes": mixes, "data_notes": list(notes)}
     for mix in sorted(scores):
         ranked = sorted(scores[mix], key=lambda m: -comparison.mean_std(scores[mix][m])[0])
         for method in ranked:
@@ -91,14 +167,18 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
                   note="final evaluation of each trial; 100 (R - R_random) / (R_expert - "
                        "R_random); std over seeds (ddof 0); ranked within each mix; "
                        "bc_oracle uses hidden labels (a reference, not a method)")
-    data_rows = [[mix, m.get("good_episodes"), m.get("bad_episodes"),
+    data_rows = [[mix, m.get("good_episodes"), m.get("bad_transitions"),
                   m.get("unlabeled_episodes"), m.get("unlabeled_transitions"),
                   m.get("unlabeled_expert_fraction"), m.get("ref_random"), m.get("ref_expert")]
                  for mix, m in sorted(mixes.items())]
-    data_table = Table("Data mixes", ["mix", "good episodes", "bad episodes",
-                                      "unlabeled episodes", "unlabeled transitions",
+    data_table = Table("Data mixes", ["mix", "good episodes", "bad transitions",
+                                      "unlabeled pieces", "unlabeled transitions",
                                       "expert share of unlabeled", "R_random", "R_expert"],
-                       data_rows, note="whole episodes; R_random/R_expert: reference returns")
+                       data_rows, note="good: whole expert episodes; bad: data.bad_unit (by "
+                                       "default slices of 1000 consecutive transitions, as "
+                                       "the authors' code); unlabeled pieces: expert "
+                                       "episodes + undesirable episodes or pieces of them; "
+                                       "R_random/R_expert: reference returns")
     diagnostics = dualcoil_diagnostics(results)
     figures = [
         ("learning curves", comparison.plot_learning_curves(curves, figures_dir / "curves.png")),
@@ -106,7 +186,8 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     ]
     summary["dualcoil_diagnostics"] = {row[0]: dict(zip(DIAGNOSTICS, row[1:], strict=True))
                                        for row in diagnostics.rows}
-    return Analysis(tables=[table, data_table, diagnostics], figures=figures, summary=summary,
+    return Analysis(tables=[table, data_table, settings_table(results), diagnostics],
+                    figures=figures, summary=summary,
                     notes=notes, claims=dualcoil_claims(by_seed))
 
 

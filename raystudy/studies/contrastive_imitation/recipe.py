@@ -79,6 +79,9 @@ DATA_SOURCES = sources.SOURCES
 TASKS = tuple(sources.TASKS)
 PRESETS = ("auto", "none", *PAPER_CONSTANTS)
 EVAL_SEED = 900_000  # evaluation resets: the same for every trial, apart from the data's
+# The baselines' published settings (no tuning here, none on the compared seeds)
+DEMODICE_ALPHA = 0.05  # DemoDICE paper
+DWBC_ALPHA, DWBC_ETA = 10.0, 0.5  # ryanxhr/DWBC run_dwbc.sh
 
 
 @dataclass
@@ -88,7 +91,13 @@ class DataConfig:
     task: Literal[TASKS] = "pendulum"  # type: ignore[valid-type]
     """pendulum, invertedpendulum, hopper, halfcheetah, walker2d, ant (env: sources.TASKS)."""
     mix: str = "random/1/10/30"
-    """SOURCE/GOOD/BAD/UNLABELED_EXPERT[/UNLABELED_BAD]: whole episodes per set."""
+    """SOURCE/GOOD/BAD/UNLABELED_EXPERT[/UNLABELED_BAD]: expert episodes and undesirable
+    trajectories per set."""
+    bad_unit: Literal["slice", "episode"] = "slice"
+    """An undesirable trajectory: slice (data.slice_length consecutive transitions, as the
+    authors' code) | episode (one whole episode)."""
+    slice_length: PositiveInt = 1000
+    """Transitions per undesirable slice (the authors' 1000)."""
     overlap: bool = True
     """Good/bad episodes are also the first unlabeled ones, as in the public code."""
     root: str = ""
@@ -139,14 +148,15 @@ class DualCOILParams:
 
 @dataclass
 class BaselineParams:
-    demodice_alpha: NonNegativeFloat = 0.05
+    demodice_alpha: NonNegativeFloat = DEMODICE_ALPHA
     """DemoDICE's KL(d || d_U) weight (its paper's 0.05)."""
-    safedice_alpha: Fraction = 0.5
-    """SafeDICE's assumed share of bad data in the unlabeled set."""
-    dwbc_alpha: float = 10.0
-    """DWBC's plain-BC weight (its code's default)."""
-    dwbc_eta: Fraction = 0.5
-    """DWBC's positive-unlabeled prior."""
+    safedice_alpha: Fraction | None = None
+    """SafeDICE's share of bad data in the unlabeled set; None: the composed set's share
+    of undesirable transitions (as its paper)."""
+    dwbc_alpha: float = DWBC_ALPHA
+    """DWBC's plain-BC weight (its authors' run_dwbc.sh: 10)."""
+    dwbc_eta: Fraction = DWBC_ETA
+    """DWBC's positive-unlabeled prior (its authors' run_dwbc.sh: 0.5)."""
 
 
 @dataclass
@@ -200,6 +210,10 @@ class ContrastiveImitationConfig:
             raise ValueError(f"{'data.mix' if 'mix' in str(exc) else 'dualcoil'}: {exc}") from None
         if d.reference:
             reference_returns(d.reference)
+        if (self.method == "safedice" and self.baselines.safedice_alpha is None
+                and MixSpec.parse(d.mix).unlabeled_expert == 0):
+            raise ValueError(f"data.mix={d.mix}: SafeDICE needs expert data in the unlabeled "
+                             "set (its alpha, the undesirable share, would be 1)")
 
 
 # ----------------------------------------------------------------------------- derived
@@ -232,8 +246,15 @@ def dualcoil_settings(config: ContrastiveImitationConfig) -> tuple[DualCOILConfi
                           pretrain_steps=t.disc_steps, extraction=p.extraction), norm
 
 
+def safedice_alpha(config: ContrastiveImitationConfig, record: dict[str, Any]) -> float:
+    """baselines.safedice_alpha if set, else the unlabeled set's undesirable share."""
+    alpha = config.baselines.safedice_alpha
+    return alpha if alpha is not None else record["unlabeled"]["undesirable_transition_fraction"]
+
+
 def make_learner(config: ContrastiveImitationConfig, obs_dim: int, act_dim: int,
-                 grad_hook=None) -> Learner:
+                 grad_hook=None, record: dict[str, Any] | None = None) -> Learner:
+    """The method's learner; ``record`` (the composed data's) gives SafeDICE's alpha."""
     t, b, m = config.train, config.baselines, config.method
     hidden = (t.hidden,) * t.layers
     if m == "dualcoil":
@@ -246,7 +267,7 @@ def make_learner(config: ContrastiveImitationConfig, obs_dim: int, act_dim: int,
             pretrain_steps=t.disc_steps), grad_hook)
     if m == "safedice":
         return SafeDICE(obs_dim, act_dim, SafeDICEConfig(
-            alpha=b.safedice_alpha, gamma=t.gamma, lr=t.lr, hidden=hidden,
+            alpha=safedice_alpha(config, record or {}), gamma=t.gamma, lr=t.lr, hidden=hidden,
             pretrain_steps=t.disc_steps), grad_hook)
     return DWBC(obs_dim, act_dim, DWBCConfig(alpha=b.dwbc_alpha, eta=b.dwbc_eta, lr=t.lr,
                                              hidden=hidden), grad_hook)
@@ -265,7 +286,7 @@ def _offline_data(key: str) -> sources.OfflineData:
     reference = reference_returns(data.reference) if data.reference else None
     return sources.assemble(data.source, data.task, source_locations(data),
                             MixSpec.parse(data.mix), data.overlap, reference,
-                            dualcoil_settings(config)[1])
+                            dualcoil_settings(config)[1], data.bad_unit, data.slice_length)
 
 
 def offline_data(config: ContrastiveImitationConfig) -> sources.OfflineData:
@@ -349,9 +370,13 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
     # Ray Train workers read their shard of the Ray Datasets; one process reads the files.
     data = shard_data(config, ctx) if ctx.world_size > 1 else offline_data(config)
     hook = average_gradients(ctx.world_size) if ctx.world_size > 1 else None
-    learner = make_learner(config, len(data.shift), len(data.low), hook)
+    learner = make_learner(config, len(data.shift), len(data.low), hook, data.record)
     for module in learner.modules.values():
         module.to(ctx.device)
+    if isinstance(learner, SafeDICE):  # its reward is standardised over the unlabeled set
+        unlabeled = data.sets["unlabeled"]
+        learner.use_unlabeled(torch.as_tensor(np.concatenate(
+            [unlabeled.observations, unlabeled.actions], axis=1), dtype=torch.float32))
     sampler = sources.Sampler(data, t.seed * 1000 + ctx.rank, ctx.device)
     # The learner counts its own steps (pretraining included); the cadence says which
     # training steps evaluate and checkpoint.
@@ -384,6 +409,7 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
                     **{k: ctx.all_reduce_mean(v) for k, v in losses.items()},
                     "data/good_episodes": record["good"]["episodes"],
                     "data/bad_episodes": record["bad"]["episodes"],
+                    "data/bad_transitions": record["bad"]["transitions"],
                     "data/unlabeled_episodes": record["unlabeled"]["episodes"],
                     "data/unlabeled_transitions": record["unlabeled"]["transitions"],
                     "data/unlabeled_expert_fraction":

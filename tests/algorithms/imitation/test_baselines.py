@@ -100,9 +100,54 @@ def test_dwbc_losses_by_hand_and_discriminator_clip():
     assert torch.equal(out, torch.full((8,), 0.9))
 
 
+def test_safedice_standardises_by_the_whole_unlabeled_sets_reward_not_the_minibatch():
+    # alpha = 0.25; c = 0.2, 0.5, 0.1, 0.4 give d_P / d_U = (1 - 1.25 c) / (0.75 (1 - c)):
+    # 0.75 / 0.6, 0.375 / 0.375, 0.875 / 0.675, 0.5 / 0.45
+    expected = [math.log(5 / 4), 0.0, math.log(35 / 27), math.log(10 / 9)]
+    c = torch.tensor([0.2, 0.5, 0.1, 0.4])
+    assert safedice_reward(c, 0.25).tolist() == pytest.approx(expected, abs=1e-6)
+    safe = SafeDICE(3, 2, SafeDICEConfig(alpha=0.25, hidden=SMALL, pretrain_steps=0))
+    safe.disc = torch.nn.Linear(5, 1)  # logit = first input: c = sigmoid(s_0)
+    with torch.no_grad():
+        safe.disc.weight.copy_(torch.tensor([[1.0, 0, 0, 0, 0]]))
+        safe.disc.bias.zero_()
+    rows = torch.zeros(4, 5)
+    rows[:, 0] = torch.log(c / (1 - c))
+    b = batch()
+    b["unlabeled"] = {k: v[:2] for k, v in b["unlabeled"].items()}
+    b["unlabeled"]["observations"], b["unlabeled"]["actions"] = rows[:2, :3], rows[:2, 3:]
+    with pytest.raises(RuntimeError, match="call use_unlabeled"):
+        safe.update(b)
+    safe.use_unlabeled(rows)
+    mean = sum(expected) / 4
+    std = math.sqrt(sum((r - mean) ** 2 for r in expected) / 4)  # ddof 0, as np.std
+    assert safe.dataset_statistics() == pytest.approx((mean, std), abs=1e-6)
+    seen = {}
+    safe.dual_and_policy_step = lambda part, reward, initial, t: seen.update(r=reward) or {}
+    losses = safe.update(b)
+    # the minibatch's two rewards, standardised by the four rows' statistics
+    assert seen["r"].tolist() == pytest.approx([(r - mean) / std for r in expected[:2]],
+                                               abs=1e-5)
+    assert losses["train/alpha"] == 0.25
+    assert losses["train/reward"] == pytest.approx(sum(expected[:2]) / 2, abs=1e-6)
+    raw = SafeDICE(3, 2, SafeDICEConfig(alpha=0.25, hidden=SMALL, pretrain_steps=0,
+                                        standardise=False))
+    raw.disc, raw.dual_and_policy_step = safe.disc, safe.dual_and_policy_step
+    raw.update(b)  # needs no unlabeled set: the raw reward
+    assert seen["r"].tolist() == pytest.approx(expected[:2], abs=1e-6)
+
+
+def safedice(config: SafeDICEConfig, b: dict) -> SafeDICE:
+    """A SafeDICE learner that standardises over ``b``'s unlabeled rows."""
+    learner = SafeDICE(3, 2, config)
+    learner.use_unlabeled(torch.cat([b["unlabeled"]["observations"],
+                                     b["unlabeled"]["actions"]], -1))
+    return learner
+
+
 def test_safedice_freezes_its_discriminator_and_demodice_keeps_training_it():
     b = with_all(batch())
-    safe = SafeDICE(3, 2, SafeDICEConfig(hidden=SMALL, pretrain_steps=2))
+    safe = safedice(SafeDICEConfig(hidden=SMALL, pretrain_steps=2), b)
     assert set(safe.update(b)) == {"train/disc_loss"}
     safe.update(b)
     frozen = params(safe.disc)
@@ -118,7 +163,7 @@ def test_safedice_freezes_its_discriminator_and_demodice_keeps_training_it():
 LEARNERS = {
     "bc": lambda: BC(3, 2, "good", BCConfig(hidden=SMALL)),
     "demodice": lambda: DemoDICE(3, 2, DemoDICEConfig(hidden=SMALL)),
-    "safedice": lambda: SafeDICE(3, 2, SafeDICEConfig(hidden=SMALL, pretrain_steps=1)),
+    "safedice": lambda: safedice(SafeDICEConfig(hidden=SMALL, pretrain_steps=1), batch()),
     "dwbc": lambda: DWBC(3, 2, DWBCConfig(hidden=SMALL)),
     "dualcoil": lambda: DualCOIL(3, 2, DualCOILConfig(hidden=SMALL, pretrain_steps=1)),
 }

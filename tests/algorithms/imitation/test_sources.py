@@ -30,9 +30,14 @@ def test_generated_files_are_written_once_and_assembled_normalised(tmp_path):
     assert inspect_d4rl_hdf5(where["random"]) == (1200, 3, 1)
     with h5py.File(where["expert"]) as handle:
         assert handle.attrs["ref_max_score"] > handle.attrs["ref_min_score"]
-    data = sources.assemble("generate", "pendulum", where, MixSpec.parse("random/1/2/3"))
+    # bad: 2 slices of 300 transitions, cutting the second 200-step episode in two
+    data = sources.assemble("generate", "pendulum", where, MixSpec.parse("random/1/2/3"),
+                            slice_length=300)
     unlabeled = data.sets["unlabeled"]
     assert len(unlabeled) == 9 * 200 and data.hidden_expert.sum() == 600
+    assert len(data.sets["bad"]) == 600 and data.record["bad"]["episodes"] == 4  # pieces
+    assert data.record["unlabeled"]["undesirable_transition_fraction"] == pytest.approx(2 / 3)
+    assert len(data.sets["all"].initial_observations) == 6 + 3  # episode starts only
     np.testing.assert_allclose(unlabeled.observations.mean(0), 0, atol=1e-5)
     np.testing.assert_allclose(unlabeled.observations.std(0), 1, atol=2e-3)
     assert np.abs(data.sets["all"].actions).max() <= 1.0 and len(data.sets["all"]) == 1800
