@@ -46,8 +46,8 @@ def dualcoil_claims(by_seed: dict[str, dict[str, dict[int, float]]]) -> list[Cla
 
 
 V5_VS_D4RL = ("Walker2d-v5 and Ant-v5 differ from the v2 environments D4RL's data came "
-              "from (Walker2d-v5 gives both feet friction 0.9, v2's left foot 1.9; Ant-v5 has "
-              "105 observation dimensions vs D4RL's 111)")
+              "from (Walker2d-v5 gives both feet friction 1.9, v2's right foot had 0.9; "
+              "Ant-v5 has 105 observation dimensions vs D4RL's 111)")
 
 
 def data_note(source: str, task: str) -> str:
