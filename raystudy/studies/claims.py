@@ -40,7 +40,8 @@ def _join(*parts: str) -> str:
 
 def _why(n: int, units: str) -> str:
     if n < 3:
-        return f"only {n} {units}: too few for the test, run more for a verdict"
+        unit = units.removesuffix("s") if n == 1 else units
+        return f"only {n} {unit}: too few for the test, run more for a verdict"
     return ""
 
 

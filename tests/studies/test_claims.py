@@ -32,6 +32,9 @@ def test_two_seeds_are_too_few_whatever_the_means_say():
                               paired_comparison([2.0, 2.1], [1.0, 1.0]), "greater")
     assert row.verdict == "inconclusive at this scale"
     assert "only 2 seeds: too few for the test" in row.note
+    one = claims.paired_claim("method beats baseline", "score difference",
+                              paired_comparison([2.0], [1.0]), "greater")
+    assert "only 1 seed: too few" in one.note
 
 
 def test_a_slope_claim_uses_cluster_means_and_a_missing_claim_says_why():
