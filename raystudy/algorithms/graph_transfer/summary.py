@@ -18,6 +18,7 @@ from typing import Any
 
 from . import figures
 from . import gains as G
+from .cts import CTS_LABEL
 from .models import BACKBONES
 from .stats import STATISTICS
 
@@ -154,19 +155,20 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
                                  _mean_metric(runs, FREE, d, b, mech, "lp_auc"),
                                  _mean_metric(runs, FREE, d, b, "lp", "lp_auc")])
     tables.append(_table(
-        "CoTask Score of the shared encoder (leakage-free)",
+        "CoTask Score of the shared encoder (raystudy's definition; leakage-free)",
         ["dataset", "backbone", "mechanism", "CTS", "std", "seeds", "NC acc", "NC acc single",
          "LP AUC", "LP AUC single"], cts_rows,
-        "CTS = harmonic mean of the chance-adjusted skill ratios to the single-task "
-        "baselines: 1 = as good as two specialists (docs/graph_transfer.md)"))
+        f"{CTS_LABEL}: harmonic mean of the chance-adjusted skill ratios to the single-task "
+        "baselines, 1 = as good as two specialists (docs/graph_transfer.md)"))
+    out["cts_definition"] = CTS_LABEL
     out["cts"] = {f"{d}|{b}|{m}": {"mean": v[0], "std": v[1], "seeds": v[2]}
                   for (d, b, m), v in cts.items()}
     if cts:
         cts_rows_labels = ["joint_grid", "joint_uw"]
-        figs.append(("CoTask Score of the shared encoder",
+        figs.append(("CoTask Score of the shared encoder (raystudy's definition)",
                      figures.plot_heatmaps(cts, datasets, backbones, cts_rows_labels,
                                            figures_dir / "cts.png",
-                                           "CoTask Score (1 = as good as both specialists)",
+                                           f"{CTS_LABEL}; 1 = as good as both specialists",
                                            center=1.0)))
 
     _protocol_part(runs, free, datasets, backbones, figures_dir, tables, figs, notes, out)

@@ -139,6 +139,8 @@ class TrainConfig:
     """Weight decay of NC and joint models."""
     weight_decay_lp: NonNegativeFloat = 1e-4
     """Weight decay of LP models."""
+    grad_clip: NonNegativeFloat = 0.0
+    """Clip the gradient norm to this (0: off, as in the authors' code; an explicit option)."""
     seed: int = 0
     """Split, negatives and model-init seed."""
     threads: PositiveInt = 1
@@ -191,7 +193,8 @@ def run_spec(config: GraphTransferConfig) -> RunSpec:
     m, t = config.model, config.train
     encoder = EncoderConfig(m.hidden, m.layers, m.dropout, m.heads, m.pe_steps, m.attention,
                             m.attn_dropout)
-    fit = FitConfig(t.epochs, t.patience, t.lr, t.weight_decay_nc, t.weight_decay_lp)
+    fit = FitConfig(t.epochs, t.patience, t.lr, t.weight_decay_nc, t.weight_decay_lp,
+                    t.grad_clip)
     return RunSpec(m.backbone, encoder, fit, t.seed, config.transfer.lambdas,
                    config.protocol.hits_k)
 
