@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
+from raystudy.algorithms.graph_transfer.datasets import PAPER_DATASETS
 from raystudy.cli import main
 from raystudy.errors import ConfigError
 from raystudy.platform.config import apply_overrides, validate
 from raystudy.platform.context import LocalContext
+from raystudy.studies.graph_transfer import recipe
 from raystudy.studies.graph_transfer.recipe import (
     STUDY,
     GraphTransferConfig,
@@ -17,6 +21,7 @@ from raystudy.studies.graph_transfer.recipe import (
     train_loop,
 )
 
+STUDY_DIR = Path(recipe.__file__).parent
 TINY = {"data.num_nodes": 120, "data.avg_degree": 6, "data.feature_dim": 8,
         "model.hidden": 8, "model.pe_steps": 4, "train.epochs": 12, "train.patience": 6,
         "protocol.hard_negatives": 6, "transfer.lambdas": "0.5"}
@@ -45,13 +50,25 @@ def test_invalid_values_name_the_key(key, value, message):
         config(**{key: value})
 
 
-def test_missing_real_dataset_is_one_line_and_exit_2(tmp_path, capsys):
-    code = main(["run", "graph_transfer", "--set", "data.dataset=Cora",
+@pytest.mark.parametrize("name,file,folder", [
+    ("Cora", "ind.cora.x", "Planetoid/Cora/raw"),
+    ("USA", "usa-airports.edgelist", "Airports/usa/raw"),
+    ("roman-empire", "roman_empire.npz", "HeterophilousGraphDataset/roman_empire/raw")])
+def test_missing_real_dataset_is_one_line_and_exit_2(name, file, folder, tmp_path, capsys):
+    code = main(["run", "graph_transfer", "--set", f"data.dataset={name}",
                  "--set", f"data.root={tmp_path}", "--storage", str(tmp_path / "runs")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
-    assert "dataset Cora: missing ind.cora.x" in err[0]
-    assert str(tmp_path / "Planetoid" / "Cora" / "raw") in err[0]
+    assert f"dataset {name}: missing {file}" in err[0]
+    assert str(tmp_path / folder) in err[0]
+
+
+def test_paper_space_is_the_papers_eleven_datasets():
+    spaces = Path(STUDY_DIR) / "spaces"
+    grid = yaml.safe_load((spaces / "paper.yaml").read_text())["params"]["data.dataset"]
+    assert grid["grid"] == list(PAPER_DATASETS)
+    profile = yaml.safe_load((Path(STUDY_DIR) / "profiles" / "paper.yaml").read_text())
+    assert profile["sweep"]["space"] == "paper"
 
 
 def test_namespaced_keys():

@@ -48,6 +48,7 @@ from raystudy.algorithms.graph_transfer import gains, summary
 from raystudy.algorithms.graph_transfer.datasets import (
     REAL_DATASETS,
     check_raw_files,
+    dataset_key,
     load_graph,
 )
 from raystudy.algorithms.graph_transfer.mechanisms import MECHANISMS, RunSpec, run_mechanism
@@ -165,7 +166,7 @@ class GraphTransferConfig:
             raise ValueError("transfer.lambdas is empty")
         if is_synthetic(self.data.dataset):
             parse_csbm(self.data.dataset, csbm_defaults(self))
-        elif self.data.dataset.lower() not in REAL_DATASETS:  # a space's typo: every trial
+        elif dataset_key(self.data.dataset) not in REAL_DATASETS:  # a space's typo: every trial
             raise ValueError(f"data.dataset={self.data.dataset!r} is neither a real dataset "
                              f"({', '.join(REAL_DATASETS)}) nor csbm-h<homophily>")
 
