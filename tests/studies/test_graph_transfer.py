@@ -88,6 +88,7 @@ def test_loop_reports_metrics_stats_and_the_leaky_contrast(backbone):
     assert 0 < report["eval/lp_mrr"] <= 1 and report["audit/leakage_free"] == 1.0
     assert 0 <= report["stats/edge_homophily"] <= 1 and report["diverged"] == 0
     assert 0 <= report["contrast/lp_auc"] <= 1 and "source/test" in report
+    assert report["task/feature_signal"] == 1.0          # the SNR of the graph it built
 
 
 def test_quick_sweep_through_the_cli(ray_session, tmp_path):
@@ -118,23 +119,31 @@ def test_quick_sweep_through_the_cli(ray_session, tmp_path):
         assert (run / "figures" / name).stat().st_size > 10_000
 
 
-def _trials(slope: float, seeds: int = 2):
-    """Finished lp and warm_nc_lp trials on 5 graphs: gain = slope * (h - 0.5) + noise."""
+def _paired_trials(graphs, baseline: str, transfer: str, metric: str, seeds: int = 2):
+    """Finished ``baseline`` and ``transfer`` trials: per graph (dataset, base, gain,
+    extra report keys), transfer = baseline + gain + a small deterministic noise."""
     from raystudy.platform.results import TrialRecord
 
     trials = []
-    for i, h in enumerate((0.1, 0.3, 0.5, 0.7, 0.9)):
+    for i, (dataset, base, gain, extra) in enumerate(graphs):
         for seed in range(seeds):
-            base = 0.7 + 0.01 * seed
+            value = base + 0.01 * seed
             noise = 0.002 * ((i * 7 + seed * 3) % 5 - 2)
-            for mech, auc in (("lp", base), ("warm_nc_lp", base + slope * (h - 0.5) + noise)):
-                config = {"protocol.name": "leakage_free", "data.dataset": f"csbm-h{h}",
+            for mech, m in ((baseline, value), (transfer, value + gain + noise)):
+                config = {"protocol.name": "leakage_free", "data.dataset": dataset,
                           "model.backbone": "gcn", "transfer.mechanism": mech,
                           "train.seed": seed}
-                trials.append(TrialRecord(f"{mech}-{h}-{seed}", {}, "finished", config=config,
-                                          history=[{"eval/lp_auc": auc,
-                                                    "stats/edge_homophily": h}]))
+                trials.append(TrialRecord(f"{mech}-{dataset}-{seed}", {}, "finished",
+                                          config=config,
+                                          history=[{f"eval/{metric}": m, **extra}]))
     return trials
+
+
+def _trials(slope: float, seeds: int = 2):
+    """lp and warm_nc_lp on 5 graphs: gain = slope * (h - 0.5) + noise."""
+    return _paired_trials([(f"csbm-h{h}", 0.7, slope * (h - 0.5), {"stats/edge_homophily": h})
+                           for h in (0.1, 0.3, 0.5, 0.7, 0.9)], "lp", "warm_nc_lp", "lp_auc",
+                          seeds)
 
 
 @pytest.mark.parametrize("slope, verdict", [(0.2, "supported"), (-0.2, "contradicted"),
@@ -150,3 +159,28 @@ def test_analyze_claims_the_homophily_slope_over_five_graphs(tmp_path, slope, ve
     assert claim.effect_size == pytest.approx(slope, abs=0.02)
     empty = analyze(RunResults(tmp_path, {}, []), tmp_path)
     assert empty.claims[0].verdict == "inconclusive at this scale"
+
+
+def _snr_trials(slope: float):
+    """nc and warm_lp_nc on 5 graphs of feature SNR s = 0.5 .. 2.5, one homophily:
+    NC gain = slope * (s - 1.5) + noise."""
+    return _paired_trials([(f"csbm-h0.5-s{s}", 0.4 + 0.2 * s, slope * (s - 1.5),
+                            {"task/feature_signal": s, "stats/edge_homophily": 0.5})
+                           for s in (0.5, 1.0, 1.5, 2.0, 2.5)], "nc", "warm_lp_nc", "nc_acc")
+
+
+@pytest.mark.parametrize("slope, verdict", [(-0.05, "supported"), (0.05, "contradicted"),
+                                            (0.0, "inconclusive at this scale")])
+def test_analyze_claims_the_lp_to_nc_gain_falls_with_feature_snr(tmp_path, slope, verdict):
+    from raystudy.platform.results import RunResults
+    from raystudy.studies.graph_transfer.recipe import SNR_CLAIM, analyze
+
+    analysis = analyze(RunResults(tmp_path, {}, _snr_trials(slope)), tmp_path)
+    homophily, snr = analysis.claims
+    assert homophily.verdict == "inconclusive at this scale"    # one homophily: no slope
+    assert snr.statement == SNR_CLAIM and snr.n == 5 and snr.verdict == verdict
+    assert "5 cluster means (10 runs)" in snr.test
+    assert snr.effect_size == pytest.approx(slope, abs=0.005)
+    table = next(t for t in analysis.tables if "feature SNR" in t.title)
+    assert [row[1] for row in table.rows] == [0.5, 1.0, 1.5, 2.0, 2.5]
+    assert table.rows[0][2] == pytest.approx(0.505)            # NC acc single at s = 0.5
