@@ -88,7 +88,7 @@ def test_loop_reports_metrics_stats_and_the_leaky_contrast(backbone):
     assert 0 < report["eval/lp_mrr"] <= 1 and report["audit/leakage_free"] == 1.0
     assert 0 <= report["stats/edge_homophily"] <= 1 and report["diverged"] == 0
     assert 0 <= report["contrast/lp_auc"] <= 1 and "source/test" in report
-    assert report["task/feature_signal"] == 1.0          # the SNR of the graph it built
+    assert report["task/feature_snr"] == 1.0          # the SNR of the graph it built
 
 
 def test_quick_sweep_through_the_cli(ray_session, tmp_path):
@@ -165,7 +165,7 @@ def _snr_trials(slope: float):
     """nc and warm_lp_nc on 5 graphs of feature SNR s = 0.5 .. 2.5, one homophily:
     NC gain = slope * (s - 1.5) + noise."""
     return _paired_trials([(f"csbm-h0.5-s{s}", 0.4 + 0.2 * s, slope * (s - 1.5),
-                            {"task/feature_signal": s, "stats/edge_homophily": 0.5})
+                            {"task/feature_snr": s, "stats/edge_homophily": 0.5})
                            for s in (0.5, 1.0, 1.5, 2.0, 2.5)], "nc", "warm_lp_nc", "nc_acc")
 
 

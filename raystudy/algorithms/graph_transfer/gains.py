@@ -156,7 +156,7 @@ def homophily_fit(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
 
 
 def dataset_parameter(runs: Mapping[Key, Mapping[str, float]], key: str) -> dict[str, float]:
-    """Per dataset, the mean of a value its runs report (``feature_signal`` of a CSBM);
+    """Per dataset, the mean of a value its runs report (``feature_snr``: a CSBM's s);
     datasets whose runs do not report it are left out."""
     seen: dict[str, list[float]] = defaultdict(list)
     for (_, dataset, *_rest), metrics in runs.items():

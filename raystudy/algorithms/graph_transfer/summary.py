@@ -187,7 +187,7 @@ def _snr_part(runs, free, backbones, tables, notes, out) -> ClusteredSlope | Non
     """The LP->NC warm-start gain against the synthetic graphs' feature SNR ``s``, when the
     run varies it (``--space snr``): is the gain larger where features leave NC
     unsaturated while LP stays easy? None when fewer than two SNR levels ran."""
-    snr = G.dataset_parameter(runs, "feature_signal")
+    snr = G.dataset_parameter(runs, "feature_snr")
     if len(set(snr.values())) < 2:
         return None
     rows = []
@@ -204,7 +204,7 @@ def _snr_part(runs, free, backbones, tables, notes, out) -> ClusteredSlope | Non
         rows, "s: class means s*sqrt(2) noise SDs apart; low s leaves NC unsaturated by "
         "features; means over backbones and seeds, leakage-free"))
     fit = G.gain_fit(free, snr, SNR_ROW)
-    out["feature_signal_trend"] = {"slope": fit.slope, "low": fit.ci_low, "high": fit.ci_high,
+    out["feature_snr_trend"] = {"slope": fit.slope, "low": fit.ci_low, "high": fit.ci_high,
                                    "p": fit.p_value, "n": fit.clusters,
                                    "runs": fit.observations}
     notes.append(f"LP->NC (warm start) gain vs feature SNR: slope {fit.slope:+.3f} per unit of "

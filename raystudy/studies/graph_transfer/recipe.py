@@ -243,8 +243,8 @@ def train_loop(config: GraphTransferConfig, ctx: TrialContext) -> None:
     report = namespaced(run_under(config, data, main, ctx.device, map_fn))
     report["audit/leakage_free"] = float(main == "leakage_free")   # prepare() audited it
     if is_synthetic(config.data.dataset):       # the SNR axis: s of the graph it built
-        report["task/feature_signal"] = parse_csbm(config.data.dataset,
-                                                   csbm_defaults(config)).feature_signal
+        snr = parse_csbm(config.data.dataset, csbm_defaults(config)).feature_signal
+        report["task/feature_snr"] = snr
     # Statistics come from a leakage-free split of this seed, whatever the protocol.
     split = leakage_free_split(data, config.train.seed)
     stats = graph_statistics(data.x, data.y, split)
