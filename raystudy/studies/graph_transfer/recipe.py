@@ -9,6 +9,7 @@ such as homophily predict the best mechanism.
 Launch::
 
     raystudy sweep graph_transfer --profile quick          # synthetic graphs, 2 CPUs, minutes
+    raystudy sweep graph_transfer --profile quick --space snr   # the feature-SNR axis
     raystudy sweep graph_transfer --profile paper --gpus-per-worker 0.25 \\
         --set data.root=/data/graphs                     # real datasets on a GPU cluster
 
