@@ -69,6 +69,12 @@ def test_paper_space_lists_the_papers_eleven():
     assert all(name.lower() in REAL_DATASETS for name in PAPER_DATASETS)
 
 
+def test_the_fixture_writes_each_of_the_papers_eleven_where_the_loader_looks(tmp_path):
+    for name in PAPER_DATASETS:
+        write_raw(tmp_path, name)
+        check_raw_files(name, tmp_path)               # present, readable, consistent
+
+
 def test_missing_raw_files_are_one_line_naming_files_and_folder(tmp_path, no_download):
     with pytest.raises(DataError) as info:
         load_graph("PubMed", tmp_path)
