@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
+import yaml
 
+from raystudy.algorithms.graph_transfer.datasets import PAPER_DATASETS
 from raystudy.cli import main
 from raystudy.errors import ConfigError
 from raystudy.platform.config import apply_overrides, validate
 from raystudy.platform.context import LocalContext
+from raystudy.studies.graph_transfer import recipe
 from raystudy.studies.graph_transfer.recipe import (
     STUDY,
     GraphTransferConfig,
@@ -17,6 +21,7 @@ from raystudy.studies.graph_transfer.recipe import (
     train_loop,
 )
 
+STUDY_DIR = Path(recipe.__file__).parent
 TINY = {"data.num_nodes": 120, "data.avg_degree": 6, "data.feature_dim": 8,
         "model.hidden": 8, "model.pe_steps": 4, "train.epochs": 12, "train.patience": 6,
         "protocol.hard_negatives": 6, "transfer.lambdas": "0.5"}
@@ -45,13 +50,25 @@ def test_invalid_values_name_the_key(key, value, message):
         config(**{key: value})
 
 
-def test_missing_real_dataset_is_one_line_and_exit_2(tmp_path, capsys):
-    code = main(["run", "graph_transfer", "--set", "data.dataset=Cora",
+@pytest.mark.parametrize("name,file,folder", [
+    ("Cora", "ind.cora.x", "Planetoid/Cora/raw"),
+    ("USA", "usa-airports.edgelist", "Airports/usa/raw"),
+    ("roman-empire", "roman_empire.npz", "HeterophilousGraphDataset/roman_empire/raw")])
+def test_missing_real_dataset_is_one_line_and_exit_2(name, file, folder, tmp_path, capsys):
+    code = main(["run", "graph_transfer", "--set", f"data.dataset={name}",
                  "--set", f"data.root={tmp_path}", "--storage", str(tmp_path / "runs")])
     err = capsys.readouterr().err.strip().splitlines()
     assert code == 2 and len(err) == 1
-    assert "dataset Cora: missing ind.cora.x" in err[0]
-    assert str(tmp_path / "Planetoid" / "Cora" / "raw") in err[0]
+    assert f"dataset {name}: missing {file}" in err[0]
+    assert str(tmp_path / folder) in err[0]
+
+
+def test_paper_space_is_the_papers_eleven_datasets():
+    spaces = Path(STUDY_DIR) / "spaces"
+    grid = yaml.safe_load((spaces / "paper.yaml").read_text())["params"]["data.dataset"]
+    assert grid["grid"] == list(PAPER_DATASETS)
+    profile = yaml.safe_load((Path(STUDY_DIR) / "profiles" / "paper.yaml").read_text())
+    assert profile["sweep"]["space"] == "paper"
 
 
 def test_namespaced_keys():
@@ -71,6 +88,7 @@ def test_loop_reports_metrics_stats_and_the_leaky_contrast(backbone):
     assert 0 < report["eval/lp_mrr"] <= 1 and report["audit/leakage_free"] == 1.0
     assert 0 <= report["stats/edge_homophily"] <= 1 and report["diverged"] == 0
     assert 0 <= report["contrast/lp_auc"] <= 1 and "source/test" in report
+    assert report["task/feature_snr"] == 1.0          # the SNR of the graph it built
 
 
 def test_quick_sweep_through_the_cli(ray_session, tmp_path):
@@ -101,23 +119,31 @@ def test_quick_sweep_through_the_cli(ray_session, tmp_path):
         assert (run / "figures" / name).stat().st_size > 10_000
 
 
-def _trials(slope: float, seeds: int = 2):
-    """Finished lp and warm_nc_lp trials on 5 graphs: gain = slope * (h - 0.5) + noise."""
+def _paired_trials(graphs, baseline: str, transfer: str, metric: str, seeds: int = 2):
+    """Finished ``baseline`` and ``transfer`` trials: per graph (dataset, base, gain,
+    extra report keys), transfer = baseline + gain + a small deterministic noise."""
     from raystudy.platform.results import TrialRecord
 
     trials = []
-    for i, h in enumerate((0.1, 0.3, 0.5, 0.7, 0.9)):
+    for i, (dataset, base, gain, extra) in enumerate(graphs):
         for seed in range(seeds):
-            base = 0.7 + 0.01 * seed
+            value = base + 0.01 * seed
             noise = 0.002 * ((i * 7 + seed * 3) % 5 - 2)
-            for mech, auc in (("lp", base), ("warm_nc_lp", base + slope * (h - 0.5) + noise)):
-                config = {"protocol.name": "leakage_free", "data.dataset": f"csbm-h{h}",
+            for mech, m in ((baseline, value), (transfer, value + gain + noise)):
+                config = {"protocol.name": "leakage_free", "data.dataset": dataset,
                           "model.backbone": "gcn", "transfer.mechanism": mech,
                           "train.seed": seed}
-                trials.append(TrialRecord(f"{mech}-{h}-{seed}", {}, "finished", config=config,
-                                          history=[{"eval/lp_auc": auc,
-                                                    "stats/edge_homophily": h}]))
+                trials.append(TrialRecord(f"{mech}-{dataset}-{seed}", {}, "finished",
+                                          config=config,
+                                          history=[{f"eval/{metric}": m, **extra}]))
     return trials
+
+
+def _trials(slope: float, seeds: int = 2):
+    """lp and warm_nc_lp on 5 graphs: gain = slope * (h - 0.5) + noise."""
+    return _paired_trials([(f"csbm-h{h}", 0.7, slope * (h - 0.5), {"stats/edge_homophily": h})
+                           for h in (0.1, 0.3, 0.5, 0.7, 0.9)], "lp", "warm_nc_lp", "lp_auc",
+                          seeds)
 
 
 @pytest.mark.parametrize("slope, verdict", [(0.2, "supported"), (-0.2, "contradicted"),
@@ -133,3 +159,28 @@ def test_analyze_claims_the_homophily_slope_over_five_graphs(tmp_path, slope, ve
     assert claim.effect_size == pytest.approx(slope, abs=0.02)
     empty = analyze(RunResults(tmp_path, {}, []), tmp_path)
     assert empty.claims[0].verdict == "inconclusive at this scale"
+
+
+def _snr_trials(slope: float):
+    """nc and warm_lp_nc on 5 graphs of feature SNR s = 0.5 .. 2.5, one homophily:
+    NC gain = slope * (s - 1.5) + noise."""
+    return _paired_trials([(f"csbm-h0.5-s{s}", 0.4 + 0.2 * s, slope * (s - 1.5),
+                            {"task/feature_snr": s, "stats/edge_homophily": 0.5})
+                           for s in (0.5, 1.0, 1.5, 2.0, 2.5)], "nc", "warm_lp_nc", "nc_acc")
+
+
+@pytest.mark.parametrize("slope, verdict", [(-0.05, "supported"), (0.05, "contradicted"),
+                                            (0.0, "inconclusive at this scale")])
+def test_analyze_claims_the_lp_to_nc_gain_falls_with_feature_snr(tmp_path, slope, verdict):
+    from raystudy.platform.results import RunResults
+    from raystudy.studies.graph_transfer.recipe import SNR_CLAIM, analyze
+
+    analysis = analyze(RunResults(tmp_path, {}, _snr_trials(slope)), tmp_path)
+    homophily, snr = analysis.claims
+    assert homophily.verdict == "inconclusive at this scale"    # one homophily: no slope
+    assert snr.statement == SNR_CLAIM and snr.n == 5 and snr.verdict == verdict
+    assert "5 cluster means (10 runs)" in snr.test
+    assert snr.effect_size == pytest.approx(slope, abs=0.005)
+    table = next(t for t in analysis.tables if "feature SNR" in t.title)
+    assert [row[1] for row in table.rows] == [0.5, 1.0, 1.5, 2.0, 2.5]
+    assert table.rows[0][2] == pytest.approx(0.505)            # NC acc single at s = 0.5

@@ -29,6 +29,9 @@ from __future__ import annotations
 
 import math
 
+CTS_LABEL = "CTS (raystudy's definition; the paper gives no formula)"
+"""How the report, figures and docs name the score wherever it appears."""
+
 
 def skill_ratio(shared: float, single: float, chance: float) -> float:
     """Skill ratio max(0, (shared - chance) / (single - chance)); NaN if single <= chance."""

@@ -6,21 +6,29 @@ Nothing downloads. PyG's dataset classes download whenever a raw file is missing
 only then does it construct the class (which processes the raw files into
 ``processed/`` beside them on first use). The layout, under ``root``:
 
-=====================  ==============================================================
-family (names)         raw files
-=====================  ==============================================================
-Planetoid (Cora,       ``Planetoid/{Name}/raw/ind.{name}.{x,tx,allx,y,ty,ally,graph,
-CiteSeer, PubMed)      test.index}``
-Amazon (Computers,     ``Amazon/{Name}/raw/amazon_electronics_{name}.npz``
+=========================  ============================================================
+family (names)             raw files
+=========================  ============================================================
+Planetoid (Cora,           ``Planetoid/{Name}/raw/ind.{name}.{x,tx,allx,y,ty,ally,graph,
+CiteSeer, PubMed)          test.index}``
+WebKB (Cornell,            ``WebKB/{name}/raw/out1_node_feature_label.txt``,
+Texas, Wisconsin)          ``out1_graph_edges.txt``, ``{name}_split_0.6_0.2_{0..9}.npz``
+Actor                      ``Actor/raw/out1_node_feature_label.txt``, ``out1_graph_edges.txt``,
+                           ``film_split_0.6_0.2_{0..9}.npz``
+HeterophilousGraphDataset  ``HeterophilousGraphDataset/roman_empire/raw/roman_empire.npz``
+(roman-empire)             (``node_features``, ``node_labels``, ``edges`` (E, 2),
+                           ``train_masks``/``val_masks``/``test_masks`` (10, N))
+Airports (USA, Brazil,     ``Airports/{name}/raw/{name}-airports.edgelist`` (``src dst``
+Europe)                    per line) and ``labels-{name}-airports.txt`` (a header line, then
+                           ``node label``); features are one-hot node identities, as PyG
+Amazon (Computers,         ``Amazon/{Name}/raw/amazon_electronics_{name}.npz``
 Photo)
-Coauthor (CS,          ``Coauthor/{Name}/raw/ms_academic_{cs|phy}.npz``
+Coauthor (CS,              ``Coauthor/{Name}/raw/ms_academic_{cs|phy}.npz``
 Physics)
-WebKB (Cornell,        ``WebKB/{name}/raw/out1_node_feature_label.txt``,
-Texas, Wisconsin)      ``out1_graph_edges.txt``, ``{name}_split_0.6_0.2_{0..9}.npz``
-Actor                  ``Actor/raw/out1_node_feature_label.txt``, ``out1_graph_edges.txt``,
-                       ``film_split_0.6_0.2_{0..9}.npz``
-=====================  ==============================================================
+=========================  ============================================================
 
+The first eight rows are the paper's 11 datasets; Amazon and Coauthor are kept as extra
+graphs. Text files must end with a newline: PyG's readers drop the last line otherwise.
 These are the folders and file names PyG 2.8's own classes use (a test checks it),
 so files downloaded once elsewhere with PyG can be copied in unchanged.
 """
@@ -40,20 +48,33 @@ from .synthetic import CSBM, contextual_sbm, is_synthetic, parse_csbm
 _PLANETOID = ("x", "tx", "allx", "y", "ty", "ally", "graph", "test.index")
 _SPLITS = range(10)
 
-# name -> (family, PyG class name, the name PyG's class is given)
+# name -> (family = PyG class name, the name PyG's class is given)
 REAL_DATASETS: dict[str, tuple[str, str]] = {
     "cora": ("Planetoid", "Cora"), "citeseer": ("Planetoid", "CiteSeer"),
     "pubmed": ("Planetoid", "PubMed"),
-    "computers": ("Amazon", "Computers"), "photo": ("Amazon", "Photo"),
-    "cs": ("Coauthor", "CS"), "physics": ("Coauthor", "Physics"),
     "cornell": ("WebKB", "Cornell"), "texas": ("WebKB", "Texas"),
     "wisconsin": ("WebKB", "Wisconsin"), "actor": ("Actor", "Actor"),
+    "roman-empire": ("HeterophilousGraphDataset", "roman-empire"),
+    "usa": ("Airports", "USA"), "brazil": ("Airports", "Brazil"),
+    "europe": ("Airports", "Europe"),
+    "computers": ("Amazon", "Computers"), "photo": ("Amazon", "Photo"),
+    "cs": ("Coauthor", "CS"), "physics": ("Coauthor", "Physics"),
 }
+PAPER_DATASETS = ("Cora", "CiteSeer", "PubMed", "Texas", "Cornell", "Wisconsin", "Actor",
+                  "roman-empire", "USA", "Brazil", "Europe")
+"""The paper's 11 datasets (RESEARCH.md, section 5), as the paper space names them."""
+_HETEROPHILOUS_KEYS = ("node_features", "node_labels", "edges", "train_masks", "val_masks",
+                       "test_masks")
+
+
+def dataset_key(name: str) -> str:
+    """The lookup key of a dataset name: lower case, ``_`` read as ``-`` (roman_empire)."""
+    return name.lower().replace("_", "-")
 
 
 def raw_layout(name: str, root: str | Path) -> tuple[Path, list[str]]:
     """The raw folder and file names a real dataset needs (see the module docstring)."""
-    key = name.lower()
+    key = dataset_key(name)
     if key not in REAL_DATASETS:
         raise DataError(f"unknown dataset {name!r}; real datasets: "
                         f"{', '.join(n for _, n in REAL_DATASETS.values())}, or a synthetic "
@@ -66,6 +87,11 @@ def raw_layout(name: str, root: str | Path) -> tuple[Path, list[str]]:
         return base / proper / "raw", [f"amazon_electronics_{key}.npz"]
     if family == "Coauthor":
         return base / proper / "raw", [f"ms_academic_{key[:3]}.npz"]
+    if family == "HeterophilousGraphDataset":
+        stem = key.replace("-", "_")
+        return base / stem / "raw", [f"{stem}.npz"]
+    if family == "Airports":
+        return base / key / "raw", [f"{key}-airports.edgelist", f"labels-{key}-airports.txt"]
     texts = ["out1_node_feature_label.txt", "out1_graph_edges.txt"]
     if family == "WebKB":
         return base / key / "raw", texts + [f"{key}_split_0.6_0.2_{i}.npz" for i in _SPLITS]
@@ -114,7 +140,7 @@ def check_raw_files(name: str, root: str | Path) -> None:
                                           else "")
         raise MissingDataError(f"dataset {name}: missing {shown} in {folder} (copy the raw files "
                         "there; nothing is downloaded)")
-    key = name.lower()
+    key = dataset_key(name)
     family = REAL_DATASETS[key][0]
     if family == "Planetoid":
         _check_planetoid(folder, key)
@@ -124,14 +150,59 @@ def check_raw_files(name: str, root: str | Path) -> None:
         if f.endswith(".npz"):
             if not zipfile.is_zipfile(path):
                 raise DataError(f"{path}: not an .npz archive")
-        elif not path.read_text(errors="replace").split("\n", 1)[0].strip():
+            continue
+        text = path.read_text(errors="replace")
+        if not text.endswith("\n"):
+            raise DataError(f"{path}: does not end with a newline (PyG's reader would drop "
+                            "its last line)")
+        if family != "Airports" and not text.split("\n", 1)[0].strip():
             raise DataError(f"{path}: empty header line; expected the geom-gcn text format")
+    if family == "HeterophilousGraphDataset":
+        _check_heterophilous(folder / files[0])
+    elif family == "Airports":
+        _check_airports(folder / files[0], folder / files[1])
+
+
+def _check_heterophilous(path: Path) -> None:
+    import numpy as np
+
+    with np.load(path) as raw:
+        absent = [k for k in _HETEROPHILOUS_KEYS if k not in raw.files]
+        if absent:
+            raise DataError(f"{path}: missing arrays {', '.join(absent)} (expected "
+                            f"{', '.join(_HETEROPHILOUS_KEYS)})")
+        n, edges = raw["node_labels"].shape[0], raw["edges"]
+        if raw["node_features"].shape[0] != n or edges.ndim != 2 or edges.shape[1] != 2:
+            raise DataError(f"{path}: expected node_features with one row per label and "
+                            f"edges of shape (E, 2), got {raw['node_features'].shape} and "
+                            f"{edges.shape}")
+        if edges.size and (edges.min() < 0 or edges.max() >= n):
+            raise DataError(f"{path}: edges name nodes outside 0..{n - 1}")
+
+
+def _check_airports(edgelist: Path, labels: Path) -> None:
+    rows = labels.read_text().split("\n")[1:-1]          # a header line, then "node label"
+    nodes = set()
+    for i, row in enumerate(rows, start=2):
+        parts = row.split()
+        if len(parts) != 2 or not all(p.lstrip("-").isdigit() for p in parts):
+            raise DataError(f"{labels}: line {i} is {row!r}; expected 'node label' (integers) "
+                            "after one header line")
+        nodes.add(int(parts[0]))
+    for i, row in enumerate(edgelist.read_text().split("\n")[:-1], start=1):
+        parts = row.split()
+        if len(parts) != 2 or not all(p.isdigit() for p in parts):
+            raise DataError(f"{edgelist}: line {i} is {row!r}; expected 'src dst' (node ids)")
+        unknown = [p for p in parts if int(p) not in nodes]
+        if unknown:
+            raise DataError(f"{edgelist}: line {i} names node {unknown[0]}, which "
+                            f"{labels.name} does not label")
 
 
 def _pyg_dataset(name: str, root: Path):
     from torch_geometric import datasets
 
-    family, proper = REAL_DATASETS[name.lower()]
+    family, proper = REAL_DATASETS[dataset_key(name)]
     if family == "Actor":
         return datasets.Actor(str(root / "Actor"))
     return getattr(datasets, family)(str(root / family), proper)

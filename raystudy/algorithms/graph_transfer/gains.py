@@ -124,10 +124,11 @@ def recommendations(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
             "lodo": leave_one_dataset_out(table, features, alpha)}
 
 
-def homophily_fit(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
-                  stats: Mapping[str, Mapping[str, float]], row: str,
-                  backbone: str | None = None) -> ClusteredSlope:
-    """Slope of a row's gain on edge homophily, clustered by dataset.
+def gain_fit(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
+             x_by_dataset: Mapping[str, float], row: str,
+             backbone: str | None = None) -> ClusteredSlope:
+    """Slope of a row's gain on a per-dataset quantity (edge homophily, feature SNR),
+    clustered by dataset.
 
     Every per-seed gain (of one backbone, or of all pooled) is an observation of its
     dataset; the line is fit through the dataset means with a t interval on
@@ -136,14 +137,32 @@ def homophily_fit(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
     """
     x, y, cluster = [], [], []
     for (dataset, bb, label), by_seed in gains.items():
-        if label != row or (backbone is not None and bb != backbone) or dataset not in stats:
+        if label != row or (backbone is not None and bb != backbone) or \
+                dataset not in x_by_dataset:
             continue
-        h = stats[dataset].get("edge_homophily", math.nan)
         for gain in by_seed.values():
-            x.append(h)
+            x.append(x_by_dataset[dataset])
             y.append(gain)
             cluster.append(dataset)
     return clustered_slope(x, y, cluster)
+
+
+def homophily_fit(gains: Mapping[tuple[str, str, str], Mapping[int, float]],
+                  stats: Mapping[str, Mapping[str, float]], row: str,
+                  backbone: str | None = None) -> ClusteredSlope:
+    """Slope of a row's gain on edge homophily, clustered by dataset (:func:`gain_fit`)."""
+    homophily = {d: s.get("edge_homophily", math.nan) for d, s in stats.items()}
+    return gain_fit(gains, homophily, row, backbone)
+
+
+def dataset_parameter(runs: Mapping[Key, Mapping[str, float]], key: str) -> dict[str, float]:
+    """Per dataset, the mean of a value its runs report (``feature_snr``: a CSBM's s);
+    datasets whose runs do not report it are left out."""
+    seen: dict[str, list[float]] = defaultdict(list)
+    for (_, dataset, *_rest), metrics in runs.items():
+        if _finite(metrics.get(key)):
+            seen[dataset].append(float(metrics[key]))
+    return {d: float(np.mean(v)) for d, v in seen.items()}
 
 
 def homophily_trend(gains: Mapping[tuple[str, str, str], Mapping[int, float]],

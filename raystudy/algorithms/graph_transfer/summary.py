@@ -4,7 +4,8 @@
 (:func:`.gains.index`) and writes the figures into a folder. Tables are dicts with
 ``title``, ``columns``, ``rows`` and ``note``, so a caller can wrap them in its own
 table type; ``fits`` holds the homophily slopes of the headline rows
-(:class:`~raystudy.algorithms.stats.ClusteredSlope`), for the caller's claims. Robust to
+(:class:`~raystudy.algorithms.stats.ClusteredSlope`) and ``snr_fit`` the LP->NC gain's
+slope on feature SNR (None unless the run varies it), for the caller's claims. Robust to
 missing cells: a cell without its baseline, a failed trial or a missing seed just leaves
 a gap.
 """
@@ -16,8 +17,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from ..stats import ClusteredSlope
 from . import figures
 from . import gains as G
+from .cts import CTS_LABEL
 from .models import BACKBONES
 from .stats import STATISTICS
 
@@ -42,7 +45,7 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
     """Tables, figures, notes and summary of a sweep (see the module docstring)."""
     if not runs:
         return {"tables": [], "figures": [], "notes": ["no finished trials yet"], "summary": {},
-                "fits": {}}
+                "fits": {}, "snr_fit": None}
     stats = G.dataset_statistics(runs)
     homophily = {d: s.get("edge_homophily", math.nan) for d, s in stats.items()}
     datasets = sorted({k[1] for k in runs}, key=lambda d: (homophily.get(d, math.inf), d))
@@ -100,6 +103,8 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
             notes.append(f"{what} warm-start gain by edge homophily (mean over backbones and "
                          "seeds): " + ", ".join(f"h={h:.2f}: {g:+.3f}" for h, g in by_dataset))
 
+    snr_fit = _snr_part(runs, free, backbones, tables, notes, out)
+
     rec_rows, lodo_rows, predictions, out["recommendation"] = [], [], {}, {}
     for backbone in backbones:
         for task in ("lp", "nc"):
@@ -154,23 +159,58 @@ def build(runs: Mapping[G.Key, Mapping[str, float]], figures_dir: Path) -> dict[
                                  _mean_metric(runs, FREE, d, b, mech, "lp_auc"),
                                  _mean_metric(runs, FREE, d, b, "lp", "lp_auc")])
     tables.append(_table(
-        "CoTask Score of the shared encoder (leakage-free)",
+        "CoTask Score of the shared encoder (raystudy's definition; leakage-free)",
         ["dataset", "backbone", "mechanism", "CTS", "std", "seeds", "NC acc", "NC acc single",
          "LP AUC", "LP AUC single"], cts_rows,
-        "CTS = harmonic mean of the chance-adjusted skill ratios to the single-task "
-        "baselines: 1 = as good as two specialists (docs/graph_transfer.md)"))
+        f"{CTS_LABEL}: harmonic mean of the chance-adjusted skill ratios to the single-task "
+        "baselines, 1 = as good as two specialists (docs/graph_transfer.md)"))
+    out["cts_definition"] = CTS_LABEL
     out["cts"] = {f"{d}|{b}|{m}": {"mean": v[0], "std": v[1], "seeds": v[2]}
                   for (d, b, m), v in cts.items()}
     if cts:
         cts_rows_labels = ["joint_grid", "joint_uw"]
-        figs.append(("CoTask Score of the shared encoder",
+        figs.append(("CoTask Score of the shared encoder (raystudy's definition)",
                      figures.plot_heatmaps(cts, datasets, backbones, cts_rows_labels,
                                            figures_dir / "cts.png",
-                                           "CoTask Score (1 = as good as both specialists)",
+                                           f"{CTS_LABEL}; 1 = as good as both specialists",
                                            center=1.0)))
 
     _protocol_part(runs, free, datasets, backbones, figures_dir, tables, figs, notes, out)
-    return {"tables": tables, "figures": figs, "notes": notes, "summary": out, "fits": fits}
+    return {"tables": tables, "figures": figs, "notes": notes, "summary": out, "fits": fits,
+            "snr_fit": snr_fit}
+
+
+SNR_ROW = "warm_lp_nc"
+
+
+def _snr_part(runs, free, backbones, tables, notes, out) -> ClusteredSlope | None:
+    """The LP->NC warm-start gain against the synthetic graphs' feature SNR ``s``, when the
+    run varies it (``--space snr``): is the gain larger where features leave NC
+    unsaturated while LP stays easy? None when fewer than two SNR levels ran."""
+    snr = G.dataset_parameter(runs, "feature_snr")
+    if len(set(snr.values())) < 2:
+        return None
+    rows = []
+    for d in sorted(snr, key=lambda d: (snr[d], d)):
+        nc = G.mean_std(m.get("nc_acc", math.nan) for (p, dd, _, mech, _), m in runs.items()
+                        if (p, dd, mech) == (FREE, d, "nc"))[0]
+        lp = G.mean_std(m.get("lp_auc", math.nan) for (p, dd, _, mech, _), m in runs.items()
+                        if (p, dd, mech) == (FREE, d, "lp"))[0]
+        gain = G.mean_std(v for b in backbones for v in free.get((d, b, SNR_ROW), {}).values())
+        rows.append([d, snr[d], nc, lp, _pm(*gain[:2]), gain[2]])
+    tables.append(_table(
+        "LP->NC warm-start gain vs feature SNR (synthetic graphs)",
+        ["dataset", "feature SNR s", "NC acc single", "LP AUC single", "LP->NC gain", "runs"],
+        rows, "s: class means s*sqrt(2) noise SDs apart; low s leaves NC unsaturated by "
+        "features; means over backbones and seeds, leakage-free"))
+    fit = G.gain_fit(free, snr, SNR_ROW)
+    out["feature_snr_trend"] = {"slope": fit.slope, "low": fit.ci_low, "high": fit.ci_high,
+                                   "p": fit.p_value, "n": fit.clusters,
+                                   "runs": fit.observations}
+    notes.append(f"LP->NC (warm start) gain vs feature SNR: slope {fit.slope:+.3f} per unit of "
+                 f"s, 95% CI [{fit.ci_low:+.3f}, {fit.ci_high:+.3f}], n={fit.clusters} "
+                 f"datasets ({fit.observations} runs)")
+    return fit
 
 
 def _protocol_part(runs, free, datasets, backbones, figures_dir, tables, figs, notes, out):

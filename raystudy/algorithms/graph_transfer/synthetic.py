@@ -8,11 +8,20 @@ every :math:`h \in [0, 1]` -- heterophilous at :math:`h < 1/C`, homophilous near
 while the degree distribution stays the same. Features are Gaussian around a class
 mean (Deshpande et al. 2018's contextual SBM, multi-class):
 
-.. math::  x_i = s\,\mu_{y_i} + \varepsilon_i, \qquad \|\mu_c\| = 1, \quad
-           \varepsilon_i \sim \mathcal N(0, I_F),
+.. math::  x_i = s\,\mu_{y_i} + \varepsilon_i, \qquad \mu_c^\top\mu_{c'} = \delta_{cc'},
+           \quad \varepsilon_i \sim \mathcal N(0, I_F),
 
-so two class means sit about :math:`s\sqrt2` noise standard deviations apart: ``s``
-(``feature_signal``) sets how much the features alone reveal the label.
+with orthonormal class means (a random rotation; :math:`F \ge C`), so every two class
+means sit exactly :math:`\|s\mu_c - s\mu_{c'}\| / \sigma = s\sqrt2` noise standard
+deviations apart: ``s`` (``feature_signal``) is the feature signal-to-noise ratio, the
+axis on which the features alone reveal more or less of the label. Projected on the
+means, :math:`x_i^\top\mu_c = s\,[c = y_i] + z_c` with independent standard normal
+:math:`z_c`, so the best any classifier of the features alone can do is
+
+.. math::  \mathrm{acc}^\star(s, C) = \int \varphi(z)\,\Phi(z + s)^{C-1}\,dz
+
+(:func:`bayes_accuracy`): 1/C at :math:`s = 0`, rising to 1 -- the NC task is
+unsaturated by features at low SNR and saturated at high SNR.
 
 In a plain CSBM edges are independent given the classes, so link prediction can use
 class information only (its ROC-AUC is capped near 0.5 when :math:`h \approx 1/C`).
@@ -23,7 +32,7 @@ nodes of the required class relation, so edges close triangles (common neighbour
 while the edge homophily stays exactly :math:`h`.
 
 Names: ``csbm-h0.7`` with optional ``-n600`` (nodes), ``-c4`` (classes), ``-d8``
-(mean degree), ``-s1.0`` (feature signal), ``-f32`` (feature dimension), ``-l0.05``
+(mean degree), ``-s1.0`` (feature signal = SNR), ``-f32`` (feature dimension), ``-l0.05``
 (locality); unnamed
 values come from the caller's defaults. The name fixes the graph, so every setting
 has its own name (unlike ``RandomPartitionGraphDataset``'s cache name, which rounds
@@ -32,10 +41,12 @@ the homophily to one decimal).
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, replace
 
 import torch
+from scipy import integrate, stats
 from torch_geometric.data import Data
 
 from .split import add_new_keys
@@ -85,6 +96,11 @@ def parse_csbm(name: str, defaults: CSBM = CSBM()) -> CSBM:
         raise ValueError(f"synthetic dataset {name!r}: needs >= 2 classes and >= 4 nodes each")
     if not 0 < params.avg_degree < params.num_nodes / params.num_classes:
         raise ValueError(f"synthetic dataset {name!r}: mean degree must be in (0, N/C)")
+    if params.feature_dim < params.num_classes:
+        raise ValueError(f"synthetic dataset {name!r}: feature dimension must be >= the "
+                         "number of classes (orthonormal class means)")
+    if params.feature_signal < 0:
+        raise ValueError(f"synthetic dataset {name!r}: feature signal must be >= 0")
     return params
 
 
@@ -136,7 +152,16 @@ def contextual_sbm(params: CSBM, seed: int = 0) -> Data:
     other = _draw_pairs(total - n_same, y, False, generator, same, position, params.locality)
     keys = torch.cat([same, other]).sort().values
     edges = torch.stack([keys // n, keys % n])
-    mu = torch.randn(c, params.feature_dim, generator=generator)
-    mu = mu / mu.norm(dim=1, keepdim=True)
+    # orthonormal class means: Q of a Gaussian (F, C) matrix, a uniformly random frame
+    mu = torch.linalg.qr(torch.randn(params.feature_dim, c, generator=generator)).Q.t()
     x = params.feature_signal * mu[y] + torch.randn(n, params.feature_dim, generator=generator)
-    return Data(x=x, y=y, edge_index=torch.cat([edges, edges.flip(0)], 1), num_nodes=n)
+    return Data(x=x, y=y, edge_index=torch.cat([edges, edges.flip(0)], 1), num_nodes=n,
+                class_means=mu)
+
+
+def bayes_accuracy(signal: float, num_classes: int) -> float:
+    r"""The best accuracy from features alone, :math:`\int\varphi(z)\Phi(z+s)^{C-1}dz`
+    (module docstring): the true class's projection must beat the C - 1 others."""
+    value, _ = integrate.quad(lambda z: stats.norm.pdf(z) * stats.norm.cdf(z + signal)
+                              ** (num_classes - 1), -math.inf, math.inf)
+    return float(value)

@@ -7,6 +7,7 @@ import math
 import pytest
 
 from raystudy.algorithms.graph_transfer import gains
+from raystudy.algorithms.graph_transfer.cts import CTS_LABEL
 from raystudy.algorithms.graph_transfer.summary import build
 
 HOMOPHILY = {"a": 0.1, "b": 0.5, "c": 0.9}
@@ -62,7 +63,10 @@ def test_report_says_what_the_runs_show(tmp_path):
     lodo = out["summary"]["recommendation"]["gcn|lp"]["lodo"]
     assert lodo["n"] == 3 and 0 <= lodo["accuracy"] <= 1
     titles = [t["title"] for t in out["tables"]]
-    assert any(t.startswith("CoTask Score") for t in titles)
+    cts = next(t for t in out["tables"] if t["title"].startswith("CoTask Score"))
+    assert "raystudy's definition" in cts["title"] and "gives no formula" in cts["note"]
+    assert out["summary"]["cts_definition"] == CTS_LABEL
+    assert any("raystudy's definition" in title for title, _ in out["figures"])
     assert any(t.startswith("Leakage-free vs RandomLinkSplit") for t in titles)
     for name in ("gain_heatmaps.png", "gain_vs_homophily.png", "cts.png", "protocols.png"):
         assert (tmp_path / name).stat().st_size > 10_000

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
+from scipy.stats import norm
+from sklearn.linear_model import LogisticRegression
 from torch_geometric.utils import homophily, is_undirected
 
 from raystudy.algorithms.graph_transfer.stats import nearest_mean_accuracy
-from raystudy.algorithms.graph_transfer.synthetic import CSBM, contextual_sbm, parse_csbm
+from raystudy.algorithms.graph_transfer.synthetic import (
+    CSBM,
+    bayes_accuracy,
+    contextual_sbm,
+    parse_csbm,
+)
 
 
 @pytest.mark.parametrize("h", [0.0, 0.1, 0.5, 0.9, 1.0])
@@ -29,6 +38,31 @@ def test_feature_signal_controls_how_much_features_say():
     assert accs[0] < 0.35 < accs[1] < 0.8 < accs[2]           # chance is 0.25
 
 
+def test_bayes_accuracy_closed_forms():
+    assert bayes_accuracy(0.0, 4) == pytest.approx(0.25)                # chance
+    for s in (0.5, 2.0):                     # two classes: P(s + z1 > z2) = Phi(s / sqrt 2)
+        assert bayes_accuracy(s, 2) == pytest.approx(norm.cdf(s / math.sqrt(2)), abs=1e-9)
+
+
+def test_snr_is_the_class_mean_separation_over_noise():
+    """Orthonormal means s apart from the origin: the oracle (true means) classifier hits
+    the closed-form Bayes accuracy, and a logistic regression fit on half the nodes comes
+    close to it and rises with SNR (features linearly separable as the axis says)."""
+    oracle, fitted = [], []
+    for s in (0.5, 1.5, 3.0):
+        data = contextual_sbm(CSBM(feature_signal=s, num_nodes=2000, avg_degree=2), seed=0)
+        mu = data.class_means
+        assert torch.allclose(mu @ mu.t(), torch.eye(4), atol=1e-5)
+        x, y = data.x.numpy(), data.y.numpy()
+        oracle.append((data.x @ mu.t()).argmax(1).eq(data.y).float().mean().item())
+        model = LogisticRegression(max_iter=500).fit(x[:1000], y[:1000])
+        fitted.append(model.score(x[1000:], y[1000:]))
+        best = bayes_accuracy(s, 4)               # 0.393, 0.702, 0.956
+        assert oracle[-1] == pytest.approx(best, abs=0.03)   # 3 SE of 2000 nodes
+        assert best - 0.06 < fitted[-1] <= best + 0.03        # measured: 0.373 0.682 0.952
+    assert fitted[0] < fitted[1] < fitted[2] and oracle[0] < oracle[1] < oracle[2]
+
+
 def test_same_seed_same_graph():
     a, b = (contextual_sbm(CSBM(homophily=0.3), seed=4) for _ in range(2))
     assert torch.equal(a.edge_index, b.edge_index) and torch.equal(a.x, b.x)
@@ -44,7 +78,8 @@ def test_names_parse_and_bad_names_say_why():
     # 0.75 and 0.7 are different graphs (RandomPartitionGraphDataset would round both to 0.7)
     assert parse_csbm("csbm-h0.75") != parse_csbm("csbm-h0.7")
     for bad, message in [("csbm-x3", "bad token 'x3'"), ("csbm-h1.5", "homophily must be"),
-                         ("csbm", "expected csbm-h"), ("csbm-h0.5-d1000", "mean degree")]:
+                         ("csbm", "expected csbm-h"), ("csbm-h0.5-d1000", "mean degree"),
+                         ("csbm-h0.5-f3", "feature dimension must be >= the number")]:
         with pytest.raises(ValueError, match=message):
             parse_csbm(bad)
 

@@ -73,6 +73,21 @@ def test_restored_model_is_the_best_epochs_not_the_last(monkeypatch):
     assert evaluate(model, t, phase="val")["lp_auc"] == pytest.approx(best, abs=1e-12)
 
 
+def test_no_gradient_clipping_unless_asked(monkeypatch):
+    """The authors' code clips nothing; ``grad_clip > 0`` is an explicit option."""
+    calls = []
+    clip = torch.nn.utils.clip_grad_norm_
+    monkeypatch.setattr(torch.nn.utils, "clip_grad_norm_",
+                        lambda params, norm: calls.append(norm) or clip(params, norm))
+    t = task()
+    model = build_model("gcn", t.x.size(1), t.num_nodes, ENC, link=True)
+    assert FitConfig().grad_clip == 0
+    fit_lp(model, t, FitConfig(epochs=3, patience=3))
+    assert calls == []
+    fit_lp(model, t, FitConfig(epochs=3, patience=3, grad_clip=0.5))
+    assert calls == [0.5] * 3
+
+
 def test_nc_and_lp_learn_on_a_homophilous_graph():
     t = task(hard_negatives=10)
     torch.manual_seed(0)
