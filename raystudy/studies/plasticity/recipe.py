@@ -135,6 +135,9 @@ class InterventionConfig:
     """ER ascent: one step every er_every minibatches, on their concatenation (lop-jax)."""
     redo_every: PositiveInt = 100
     """ReDo: steps between dormant-unit resets."""
+    redo_batch: PositiveInt = 256
+    """ReDo: inputs drawn from the task's data to score dormancy on at each reset (a batch
+    of its own, not the training minibatch; RL: from the latest rollout)."""
 
 
 @dataclass
@@ -300,14 +303,18 @@ def num_tasks(config: PlasticityConfig, data: ImageData | None) -> int:
 
 
 def train_task(config: PlasticityConfig, model, optimizer, intervention: Intervention,
-               task: Task, probe: Callable[[int], None] | None = None) -> float:
-    """``train.steps_per_task`` minibatch steps (reshuffled epochs); returns the last loss.
-    ``probe(step)`` runs after every ``metrics.every_steps`` steps but the last."""
+               task: Task, probe: Callable[[int], None] | None = None) -> tuple[float, float]:
+    """``train.steps_per_task`` minibatch steps (reshuffled epochs); returns the last loss and
+    the online training accuracy (each minibatch's accuracy before its update, averaged over
+    the task: the authors' per-task accuracy). ``probe(step)`` runs after every
+    ``metrics.every_steps`` steps but the last."""
     every = config.metrics.every_steps
     n = len(task.x_train)
     batch = min(config.train.batch_size, n)
     generator = torch.Generator().manual_seed(derive_seed(config.train.seed, task.index, 21))
     order, position, loss = torch.randperm(n, generator=generator), 0, torch.tensor(math.nan)
+    intervention.scoring_data(task.x_train)
+    correct = torch.zeros((), dtype=torch.long, device=task.x_train.device)
     for step in range(1, config.train.steps_per_task + 1):
         if position + batch > n:
             order, position = torch.randperm(n, generator=generator), 0
@@ -316,6 +323,7 @@ def train_task(config: PlasticityConfig, model, optimizer, intervention: Interve
         x, y = task.x_train[rows], task.y_train[rows]
         logits, features = model.forward_features(x)
         loss = masked_cross_entropy(logits, y, task.active)
+        correct += (logits.detach()[:, :task.active].argmax(1) == y).sum()
         optimizer.zero_grad(set_to_none=True)
         (loss + intervention.penalty(model, features)).backward()
         optimizer.step()
@@ -323,7 +331,7 @@ def train_task(config: PlasticityConfig, model, optimizer, intervention: Interve
         if probe is not None and every and step % every == 0 \
                 and step < config.train.steps_per_task:
             probe(step)
-    return float(loss.detach())
+    return float(loss.detach()), int(correct) / (batch * config.train.steps_per_task)
 
 
 def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
@@ -370,7 +378,7 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             within.update(found)
 
         started = time.perf_counter()
-        loss_end = train_task(config, model, optimizer, intervention, task, probe)
+        loss_end, online = train_task(config, model, optimizer, intervention, task, probe)
         totals["train"] += time.perf_counter() - started - spent[0]
         totals["metrics"] += start["metrics/seconds"] + spent[0]
         totals["steps"] += config.train.steps_per_task
@@ -387,6 +395,7 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "eval/late_score": late_mean(history, m.late_fraction),
             "task/index": t + 1, "task/accuracy": score, "task/score": score,
             "task/train_accuracy": train_score, "task/loss_end": loss_end,
+            "task/online_accuracy": online, "task/online_score": online,
             "eval/mean_score": float(np.mean(history)), **start, **within,
             "train/steps": totals["steps"], "train/seconds": totals["train"],
             "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
