@@ -19,12 +19,15 @@ One trial = one intervention (``intervention.spec``: method/strength, e.g. ``l2_
 x seed x stream. At every task boundary the trial measures, on a fixed sample of the new
 task's data before training on it, the loss, each hidden layer's feature effective rank,
 srank, dormant and dead units, the weight norm and (every ``metrics.hessian_every`` tasks)
-the Hessian's top eigenvalues, spectral density and epsilon-ranks; after training the
-task it measures accuracy (or return) and reports all of it with ``ctx.report``, with a
-checkpoint every ``train.checkpoint_every`` tasks (a resumed trial continues after its
-last checkpoint). ``analyze`` draws per-task curves with seed bands, late-task performance relative
-to reset, and the claim test (R^2 of epsilon-rank vs accuracy at a fixed eps chosen in
-advance and at the post-hoc best eps, which falls first, L2-ER vs reset).
+the Hessian's top eigenvalues, spectral density and epsilon-ranks; while training it
+counts the online training accuracy (each minibatch before its update); after training
+the task it measures accuracy (or return) and reports all of it with ``ctx.report``, with
+a checkpoint every ``train.checkpoint_every`` tasks (a resumed trial continues after its
+last checkpoint). ``analyze`` draws per-task curves with seed bands, the score by task
+window, late-task performance relative to reset, and the claim test (R^2 of the online
+accuracy on the epsilon-rank at a fixed eps chosen in advance, at the post-hoc best eps
+and for each variant; which falls first on aligned series; L2-ER, its strength chosen on
+held-out seeds, vs reset).
 
 Beside this recipe: ``interventions.py`` (the spec's grammar and pieces), ``measure.py``
 (the task-start and within-task metrics), ``rl.py`` (the RL stream's loop) and
