@@ -4,11 +4,13 @@ boundary included), data errors, and a sweep of both streams through the CLI."""
 from __future__ import annotations
 
 import json
+import math
 
+import numpy as np
 import pytest
 import torch
 
-from raystudy.algorithms.plasticity import L2, EffectiveRankAscent, FullReset, L2Init
+from raystudy.algorithms.plasticity import L2, EffectiveRankAscent, FullReset, L2Init, ReDo
 from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.config import apply_overrides, validate
@@ -54,6 +56,8 @@ def test_intervention_specs_parse_and_build_their_pieces():
     assert pieces[0].coeff == 1e-4 and pieces[1].lr == 0.01 and pieces[1].every == 5
     pieces = build_intervention(tiny(**{"intervention.spec": "reset+l2_init/0.1"})).pieces
     assert [type(p) for p in pieces] == [FullReset, L2Init]
+    (redo,) = build_intervention(tiny(**{"intervention.spec": "redo/0.025"})).pieces
+    assert isinstance(redo, ReDo) and redo.batch == 256 and redo.every == 5
 
 
 @pytest.mark.parametrize("overrides,message", [
@@ -89,9 +93,14 @@ def test_supervised_loop_reports_namespaced_metrics_per_task():
     first = reports[0]
     for key in ("task/accuracy", "task/loss_start", "task/loss_end", "eval/late_score",
                 "features/erank/l1", "features/srank/l2", "features/dormant", "features/dead",
-                "weights/norm", "hessian/lambda_1", "hessian/eps_rank@0.02", "metrics/overhead"):
+                "weights/norm", "hessian/lambda_1", "hessian/eps_rank@0.0193",
+                "hessian/eps_rank_riemann", "hessian/eps_rank_quad_rel", "metrics/overhead"):
         assert key in first, key
     assert 0 <= first["task/accuracy"] <= 1 and 1 <= first["features/erank/l1"] <= 16
+    # online accuracy: each minibatch's hits before its update, over 15 steps x 32 rows
+    online = first["task/online_accuracy"] * 15 * 32
+    assert 0 <= online <= 480 and online == pytest.approx(round(online))
+    assert first["task/online_score"] == first["task/online_accuracy"]
     assert first["task/loss_start"] > first["task/loss_end"]  # it learns the first task
     assert reports[-1]["eval/late_score"] == reports[-1]["task/accuracy"]  # last quarter of 4
 
@@ -130,6 +139,7 @@ def test_rl_loop_reports_returns_ranks_and_the_changed_dynamics():
     assert "features/erank/l4" in first  # actor and critic, two layers each
     assert first["env/gravity"] != second["env/gravity"]
     assert "hessian/lambda_1" in first and first["train/steps"] == 256
+    assert first["task/online_score"] == first["task/mean_return"]
 
 
 def test_check_data_is_one_line_naming_the_files(tmp_path):
@@ -235,19 +245,23 @@ def test_tasks_re_reported_after_a_resume_count_once():
     assert [r["task/score"] for r in found.rows] == [r["task/score"] for r in reports]
 
 
-def _plasticity_trials(seeds: int, margin: float):
+def _plasticity_trials(seeds: int, margin: float, held_out_trap: bool = False):
     """reset, two L2-ER strengths and L2: per seed, late score = a seed level + a method
-    offset (the stronger L2-ER is ``margin`` above reset); no Hessian rows."""
+    offset (the stronger L2-ER is ``margin`` above reset); no Hessian rows. With
+    ``held_out_trap`` the weaker strength is far better on the held-out seeds only."""
     from types import SimpleNamespace
 
     offsets = {"reset": 0.0, "l2_er/0.001/0.01": margin, "l2_er/0.001/0.001": margin - 0.2,
                "l2/0.001": -0.3}
+    held_out = math.ceil(seeds / 3)
     trials = []
     for spec, offset in offsets.items():
         for seed in range(seeds):
-            late = 0.6 + 0.03 * ((seed * 7) % 4) + offset + 0.002 * seed
-            rows = [{"task/index": i, "task/score": late, "eval/late_score": late}
-                    for i in (1, 2, 3)]
+            trap = held_out_trap and spec == "l2_er/0.001/0.001" and seed < held_out
+            late = 0.6 + 0.03 * ((seed * 7) % 4) + (margin + 0.5 if trap else offset) \
+                + 0.002 * seed
+            rows = [{"task/index": i, "task/score": late, "eval/late_score": late,
+                     "task/online_score": late - 0.1 * (i < 3)} for i in (1, 2, 3, 4, 5, 6)]
             config = {"intervention.spec": spec, "train.seed": seed, "metrics.eps": 0.02,
                       "stream.kind": "permuted", "stream.dataset": "digits", "rl.env": ""}
             trials.append(SimpleNamespace(trial_id=f"{spec}-{seed}", status="finished",
@@ -256,11 +270,33 @@ def _plasticity_trials(seeds: int, margin: float):
 
 
 @pytest.mark.parametrize("seeds, margin, verdict", [
-    (6, 0.1, "supported"), (6, -0.1, "contradicted"), (3, 0.1, "inconclusive at this scale")])
+    (9, 0.1, "supported"), (9, -0.1, "contradicted"), (3, 0.1, "inconclusive at this scale")])
 def test_analyze_claims_l2er_against_reset_paired_over_seeds(tmp_path, seeds, margin, verdict):
+    """The strength is chosen on the lowest third of the seeds and compared on the rest."""
     from raystudy.studies.plasticity.analysis import analyze
 
     (claim,) = analyze(_plasticity_trials(seeds, margin), tmp_path).claims
-    assert claim.verdict == verdict and claim.n == seeds
+    held_out = list(range(math.ceil(seeds / 3)))
+    assert claim.verdict == verdict and claim.n == seeds - len(held_out)
     assert claim.effect_size == pytest.approx(margin)       # the best strength, l2_er/.../0.01
-    assert "l2_er/0.001/0.01" in claim.note and "permuted digits" in claim.statement
+    assert f"l2_er/0.001/0.01, chosen on held-out seeds {held_out}" in claim.note
+    assert "permuted digits" in claim.statement
+
+
+def test_analyze_compares_the_held_out_choice_on_the_other_seeds_only(tmp_path):
+    """The weaker strength wins on the held-out seeds 0-2: it is the one compared (on
+    seeds 3-8, where it is 0.1 below reset), not the strength best over all seeds; the
+    report shows the score by task window (end of task / online)."""
+    from raystudy.studies.plasticity.analysis import analyze
+
+    result = analyze(_plasticity_trials(9, 0.1, held_out_trap=True), tmp_path)
+    (claim,) = result.claims
+    assert "l2_er/0.001/0.001, chosen on held-out seeds [0, 1, 2]" in claim.note
+    assert "compared on seeds [3, 4, 5, 6, 7, 8]" in claim.note
+    assert claim.n == 6 and claim.effect_size == pytest.approx(-0.1)
+    assert claim.verdict == "contradicted"
+    (windows,) = [t for t in result.tables if t.title.startswith("Score by task window")]
+    assert windows.columns[2:] == ["task 1", "task 2", "task 3", "task 4", "task 5", "task 6"]
+    row = next(r for r in windows.rows if r[1] == "reset")
+    late = np.mean([0.6 + 0.03 * ((s * 7) % 4) + 0.002 * s for s in range(9)])
+    assert row[2] == f"{late:.2f} / {late - 0.1:.2f}" and row[7] == f"{late:.2f} / {late:.2f}"

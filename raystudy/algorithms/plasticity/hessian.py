@@ -44,10 +44,24 @@ integrate to one. Defaults: ``iterations=100``, ``probes=1``, ``sigma2=1e-5``,
 ``grid_len=10000`` (the authors' values).
 
 **Epsilon-rank** (the paper's measure): the percentage of spectral mass with
-:math:`|\lambda| > \epsilon`, :math:`100 \int_{|t|>\epsilon}\phi / \int\phi` on the grid
-(a Riemann sum over the grid points outside :math:`[-\epsilon, \epsilon]`; the authors'
-``np.trapz`` over the masked grid also bridges the gap with one trapezoid), or the
-percentage of eigenvalues with :math:`|\lambda| > \epsilon` for an eigenvalue list.
+:math:`|\lambda| > \epsilon`, three ways (``method``):
+
+* ``"trapezoid"`` (the default; the authors' ``np.trapz(density[mask], grids[mask])`` over
+  ``np.trapz(density, grids)``, lop-jax ``analysis/plot_epsilon_rank.py``): the trapezoid
+  rule over the grid points with :math:`|t| > \epsilon`. The kept points are not
+  contiguous, so the rule also adds one trapezoid spanning :math:`[-\epsilon, \epsilon]`
+  between the two nearest kept points, :math:`(t_r - t_l)(\phi(t_l) + \phi(t_r))/2`: mass
+  inside the band counts where the density is high at :math:`\pm\epsilon`.
+* ``"riemann"`` (raystudy's earlier measure): :math:`100 \sum_{|t_i|>\epsilon} \phi(t_i) /
+  \sum_i \phi(t_i)`, the grid points outside the band only.
+* ``"quadrature"`` (no kernel): the probe mean of :math:`100 \sum_k \tau_k
+  [|\theta_k| > \epsilon]`, the Lanczos weights of the nodes outside the band. The
+  density's kernel variance :math:`\sigma^2 \max(1, \lambda_{\max} - \lambda_{\min})` grows
+  with the spectrum's range, so one large eigenvalue smears the bulk near 0 across
+  :math:`\pm\epsilon`; the quadrature has no smoothing to grow. With ``relative=True`` it is
+  also invariant to :math:`H \to cH` (scale-invariant).
+
+For an eigenvalue list: the percentage of eigenvalues with :math:`|\lambda| > \epsilon`.
 ``relative=True`` uses :math:`\epsilon |\lambda|_{\max}` instead of the authors' absolute
 :math:`\epsilon`.
 
@@ -311,18 +325,36 @@ def hessian_spectral_density(model: torch.nn.Module, loss_fn: LossFn, inputs: An
     return density_from_quadrature(nodes, weights, sigma2, grid_len)
 
 
+EpsilonRank = Literal["trapezoid", "riemann", "quadrature"]
+EPSILON_RANKS: tuple[str, ...] = ("trapezoid", "riemann", "quadrature")
+"""The epsilon-rank's integration rules: the authors' (default), raystudy's earlier one, and
+the kernel-free one from the quadrature weights."""
+
+
 def epsilon_rank(spectrum: SpectralDensity | Tensor | Any, eps: float,
-                 relative: bool = False) -> float:
+                 relative: bool = False, method: EpsilonRank = "trapezoid") -> float:
     """Percentage of spectral mass (density) or of eigenvalues (a list) with |lambda| > eps.
 
-    ``relative=True``: the threshold is ``eps * |lambda|_max`` instead of ``eps``.
+    ``method`` (densities only): ``trapezoid`` (the authors'), ``riemann`` or
+    ``quadrature`` (see the module docstring). ``relative=True``: the threshold is
+    ``eps * |lambda|_max`` instead of ``eps``.
     """
     if eps < 0:
         raise ValueError(f"eps={eps} must be >= 0")
+    if method not in EPSILON_RANKS:
+        raise ValueError(f"method={method!r} must be one of {', '.join(EPSILON_RANKS)}")
     if isinstance(spectrum, SpectralDensity):
         threshold = eps * spectrum.abs_max if relative else eps
-        outside = spectrum.grid.abs() > threshold
-        return float(100 * spectrum.density[outside].sum() / spectrum.density.sum())
+        if method == "quadrature":
+            outside = (spectrum.weights * (spectrum.nodes.abs() > threshold)).sum(1)
+            return float(100 * (outside / spectrum.weights.sum(1)).mean())
+        grid, density = spectrum.grid, spectrum.density
+        mask = grid.abs() > threshold
+        if method == "riemann":
+            return float(100 * density[mask].sum() / density.sum())
+        # np.trapz(density[mask], grid[mask]): the gap across [-eps, eps] is one trapezoid
+        kept = torch.trapezoid(density[mask], grid[mask]) if int(mask.sum()) > 1 else 0.0
+        return float(100 * kept / torch.trapezoid(density, grid))
     values = torch.as_tensor(spectrum, dtype=torch.float64).reshape(-1)
     if values.numel() == 0:
         raise ValueError("epsilon_rank needs at least one eigenvalue")

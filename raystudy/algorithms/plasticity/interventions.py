@@ -5,6 +5,7 @@ A piece has three hooks, each a no-op unless the piece needs it; a loop calls th
 .. code-block:: python
 
     intervention.task_start(model, optimizer, task)          # at each task boundary
+    intervention.scoring_data(task_inputs)                   # the data the task trains on
     loss = task_loss + intervention.penalty(model, features)  # features of the minibatch
     loss.backward(); optimizer.step()
     intervention.after_step(model, optimizer, inputs)         # inputs: the minibatch
@@ -24,10 +25,13 @@ and :class:`Compose` chains pieces (L2-ER is ``Compose([L2(lam), EffectiveRankAs
   :math:`\theta \leftarrow (1-\lambda_s)\theta + \sigma\epsilon`,
   :math:`\epsilon \sim \mathcal N(0, I)` (Ash & Adams 2020; applied every step as in
   Dohare et al. 2024 and lop-jax's ``snp``).
-* :class:`ReDo` (:math:`\tau`, ``every``): every ``every`` steps, the units of each
-  hidden layer with ReDo score :math:`\le \tau` on the current minibatch get fresh
-  incoming weights and bias, zero outgoing weights, and zero optimizer moments for all of
-  those entries (Sokar et al. 2023, "The dormant neuron phenomenon", Alg. 1).
+* :class:`ReDo` (:math:`\tau`, ``every``, ``batch``): every ``every`` steps, the units of
+  each hidden layer with ReDo score :math:`\le \tau` on a scoring batch of ``batch``
+  inputs drawn afresh from the task's data (``scoring_data``; Sokar et al. score a batch
+  of their own, not the training minibatch: on one sample half of the ReLU units are
+  silent) get fresh incoming weights and bias, zero outgoing weights, and zero optimizer
+  moments for all of those entries (Sokar et al. 2023, "The dormant neuron phenomenon",
+  Alg. 1).
 * :class:`FullReset`: at each task start, every parameter is re-initialised and the
   optimizer state is cleared (the reference the paper compares with).
 * :class:`EffectiveRankAscent` (:math:`\eta_{er}`, ``every``): the authors' ER term
@@ -97,6 +101,10 @@ class Intervention:
                    inputs: Tensor) -> None:
         """Called after each ``optimizer.step()`` with the minibatch's inputs."""
 
+    def scoring_data(self, inputs: Tensor) -> None:
+        """The inputs the current task trains on (for pieces that score on a batch of their
+        own); a loop calls it at each task start, or whenever its data change."""
+
     def state_dict(self) -> dict[str, Any]:
         return {}
 
@@ -120,6 +128,10 @@ class Compose(Intervention):
     def after_step(self, model, optimizer, inputs):
         for piece in self.pieces:
             piece.after_step(model, optimizer, inputs)
+
+    def scoring_data(self, inputs):
+        for piece in self.pieces:
+            piece.scoring_data(inputs)
 
     def state_dict(self):
         return {str(i): piece.state_dict() for i, piece in enumerate(self.pieces)}
@@ -230,23 +242,39 @@ def redo_reset(model: nn.Module, features: Sequence[Tensor], tau: float,
 
 
 class ReDo(Intervention):
-    """Every ``every`` steps, re-initialise the tau-dormant units seen on the minibatch."""
+    """Every ``every`` steps, re-initialise the tau-dormant units scored on ``batch`` inputs
+    drawn from the task's data (the minibatch only when no data were given)."""
 
-    def __init__(self, tau: float, every: int = 100, seed: int = 0) -> None:
-        if tau < 0 or every < 1:
-            raise ValueError(f"ReDo needs tau={tau} >= 0 and every={every} >= 1")
-        self.tau, self.every, self.seed = tau, every, seed
+    def __init__(self, tau: float, every: int = 100, seed: int = 0, batch: int = 256) -> None:
+        if tau < 0 or every < 1 or batch < 1:
+            raise ValueError(f"ReDo needs tau={tau} >= 0, every={every} >= 1 and "
+                             f"batch={batch} >= 1")
+        self.tau, self.every, self.seed, self.batch = tau, every, seed, batch
         self.steps, self.task, self.reset_units = 0, 0, 0
+        self.data: Tensor | None = None
 
     def task_start(self, model, optimizer, task):
         self.steps, self.task = 0, task
+
+    def scoring_data(self, inputs):
+        self.data = inputs
+
+    def scoring_batch(self, inputs: Tensor) -> Tensor:
+        """``batch`` rows of the task's data without replacement, seeded by (seed, task,
+        step) so a resumed run draws the same ones; ``inputs`` if no data were given."""
+        if self.data is None:
+            return inputs
+        generator = torch.Generator().manual_seed(derive_seed(self.seed, self.task, 4,
+                                                              self.steps))
+        rows = torch.randperm(len(self.data), generator=generator)[:self.batch]
+        return self.data[rows.to(self.data.device)]
 
     def after_step(self, model, optimizer, inputs):
         self.steps += 1
         if self.steps % self.every:
             return
         with torch.no_grad():
-            _, features = model.forward_features(inputs)
+            _, features = model.forward_features(self.scoring_batch(inputs))
         device = next(model.parameters()).device
         generator = _generator(derive_seed(self.seed, self.task, 2, self.steps), device)
         self.reset_units += sum(redo_reset(model, features, self.tau, optimizer, generator))

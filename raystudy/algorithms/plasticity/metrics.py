@@ -7,11 +7,16 @@ for any logger:
   with ReDo score <= tau), ``features/dead/l{l}`` (count), for hidden layers l = 1..L,
   and their means over layers ``features/erank``, ``features/srank``, ``features/dormant``
   and the total ``features/dead``;
-* ``hessian/lambda_{i}`` (top Ritz values, i = 1..top_k), ``hessian/eps_rank`` (at the
-  fixed ``eps``), ``hessian/eps_rank_rel`` (relative threshold ``rel_eps * |lambda|_max``),
-  ``hessian/eps_rank@{e:g}`` for every ``e`` of ``eps_grid`` (for choosing eps afterwards,
-  as the authors did), ``hessian/trace_density`` (the density's mean times the number of
-  parameters, an estimate of the trace) and ``hessian/seconds``.
+* ``hessian/lambda_{i}`` (top Ritz values, i = 1..top_k); the epsilon-ranks
+  (:func:`~.hessian.epsilon_rank`): ``hessian/eps_rank`` (the authors' trapezoid rule at the
+  fixed ``eps``), ``hessian/eps_rank_riemann`` (raystudy's earlier grid-point sum, same
+  ``eps``), ``hessian/eps_rank_quad`` (the quadrature weights, no kernel, same ``eps``),
+  ``hessian/eps_rank_quad_rel`` (the quadrature weights at the relative threshold
+  ``rel_eps * |lambda|_max``: scale-invariant), ``hessian/eps_rank_rel`` (the trapezoid
+  rule at that relative threshold), and ``hessian/eps_rank@{e:g}`` (trapezoid) for every
+  ``e`` of ``eps_grid`` (for choosing eps afterwards, as the authors did);
+  ``hessian/trace_density`` (the density's mean times the number of parameters, an
+  estimate of the trace) and ``hessian/seconds``.
 
 One Lanczos run per probe gives both the top eigenvalues and the density.
 """
@@ -29,8 +34,9 @@ from torch import Tensor, nn
 from .hessian import LossFn, epsilon_rank, hessian_spectral_density
 from .ranks import dead_units, dormant_fraction, effective_rank_of, singular_values, srank_of
 
-EPS_GRID: tuple[float, ...] = tuple(float(f"{e:.3g}") for e in np.logspace(-3, 0, 31))
-"""Thresholds reported for the post-hoc choice: 1e-3 .. 1, 10 per decade."""
+EPS_GRID: tuple[float, ...] = tuple(float(f"{e:.3g}") for e in np.logspace(-2, 0, 50))
+"""Thresholds reported for the post-hoc choice, the authors' grid (lop-jax
+``analysis/fig5.py``: 50 log-spaced values from 1e-2 to 1), to 3 significant digits."""
 
 
 def eps_key(eps: float) -> str:
@@ -77,6 +83,10 @@ def hessian_metrics(model: nn.Module, loss_fn: LossFn, inputs: Any, targets: Any
     out = {f"hessian/lambda_{i}": float(v)
            for i, v in enumerate(density.top(top_k).tolist(), start=1)}
     out["hessian/eps_rank"] = epsilon_rank(density, eps)
+    out["hessian/eps_rank_riemann"] = epsilon_rank(density, eps, method="riemann")
+    out["hessian/eps_rank_quad"] = epsilon_rank(density, eps, method="quadrature")
+    out["hessian/eps_rank_quad_rel"] = epsilon_rank(density, rel_eps, relative=True,
+                                                    method="quadrature")
     out["hessian/eps_rank_rel"] = epsilon_rank(density, rel_eps, relative=True)
     out.update({eps_key(e): epsilon_rank(density, e) for e in eps_grid})
     out["hessian/trace_density"] = density.quadrature_moment(1) * params

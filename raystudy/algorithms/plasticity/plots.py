@@ -36,6 +36,11 @@ def _score_label(stream: str) -> str:
     return "return (last quarter of task)" if stream.startswith("rl") else "accuracy at task end"
 
 
+def _online_label(stream: str) -> str:
+    return ("return over the task" if stream.startswith("rl")
+            else "online training accuracy over the task")
+
+
 def plot_per_task(streams: dict[str, dict[str, list[Run]]], keys: list[tuple[str, str]],
                   path: Path, title: str) -> Path:
     """One row per stream, one column per (key, label): seed mean with a +-std band."""
@@ -50,7 +55,7 @@ def plot_per_task(streams: dict[str, dict[str, list[Run]]], keys: list[tuple[str
                 tasks, mean, std = mean_curve(runs, key)
                 if not len(tasks):
                     continue
-                window = max(1, len(tasks) // 25) if key == "task/score" else 1
+                window = max(1, len(tasks) // 25) if key.startswith("task/") else 1
                 mean, std = _smooth(mean, window), _smooth(std, window)
                 ax.plot(tasks, mean, color=colors[spec], lw=1.4,
                         label=f"{spec} (n={len(runs)})", marker="." if len(tasks) < 30 else None)
@@ -58,7 +63,8 @@ def plot_per_task(streams: dict[str, dict[str, list[Run]]], keys: list[tuple[str
             if key.startswith("hessian/"):  # LayerNorm's spectrum sits 10x above the rest
                 ax.set_yscale("symlog", linthresh=1.0)
             ax.set_xlabel("task")
-            ax.set_ylabel(label.replace("{score}", _score_label(stream)))
+            ax.set_ylabel(label.replace("{score}", _score_label(stream))
+                          .replace("{online}", _online_label(stream)))
             ax.set_title(stream, fontsize=10)
             ax.grid(alpha=0.3)
         row[-1].legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
@@ -122,7 +128,7 @@ def plot_claim(stream: str, groups: dict[str, list[Run]], claim: dict[str, Any],
             grid = np.linspace(min(x), max(x), 20)
             ax.plot(grid, slope * grid + intercept, color="k", lw=1)
         ax.set_xlabel(f"Hessian epsilon-rank at task start (%), eps={eps:g}")
-        ax.set_ylabel(_score_label(stream))
+        ax.set_ylabel(_online_label(stream))
         ax.set_title(f"eps {what}: R^2 = {r2:.2f} ({len(x)} points)", fontsize=10)
         ax.grid(alpha=0.3)
     axes[0].legend(fontsize=6, ncol=2)
@@ -143,11 +149,12 @@ def plot_claim(stream: str, groups: dict[str, list[Run]], claim: dict[str, Any],
     if losing:  # plain backprop if it ran, else the intervention that loses the most
         worst = "none" if "none" in losing else min(losing, key=losing.get)
         ax = axes[3]
-        for key, label, style in (("task/score", "score", "-"),
+        online = groups[worst][0].score_key
+        for key, label, style in ((online, "online score", "-"),
                                   ("hessian/eps_rank", f"eps-rank (eps={claim['eps']:g})", "o-"),
                                   ("features/erank", "feature erank", "--")):
             tasks, mean, _ = mean_curve(groups[worst], key)
-            window = max(1, len(tasks) // 25) if key == "task/score" else 1
+            window = max(1, len(tasks) // 25) if key == online else 1
             ax.plot(tasks, _normalised(_smooth(mean, window)), style, label=label, ms=3)
         ax.set_xlabel("task")
         ax.set_ylabel("seed mean, scaled to [0, 1]")

@@ -26,8 +26,9 @@ end to anneal towards.
 
 Continual use: ``PPO.iterate()`` collects one rollout and updates; the caller switches
 tasks (``env.set_task``) and calls the intervention's ``task_start``. The intervention's
-``penalty`` gets the minibatch's hidden features (actor then critic) and ``after_step``
-the minibatch's observations, as in the supervised loop. ``ppo_loss`` has the
+``penalty`` gets the minibatch's hidden features (actor then critic), ``after_step``
+the minibatch's observations, as in the supervised loop, and ``scoring_data`` each
+rollout's observations (ReDo scores dormancy on them). ``ppo_loss`` has the
 ``loss_fn(model(inputs), targets)`` form, so the Hessian of the PPO loss on a rollout is
 ``hessian_eigenvalues(agent, functools.partial(ppo_loss, config=c), obs, rollout)``.
 """
@@ -231,6 +232,7 @@ class PPO:
         """``update_epochs`` passes of minibatch steps; returns the last minibatch loss."""
         c, n = self.config, len(rollout.obs)
         loss = torch.tensor(float("nan"))
+        self.intervention.scoring_data(rollout.obs)  # e.g. ReDo scores on the rollout
         for _ in range(c.update_epochs):
             order = torch.randperm(n, generator=self.generator).to(self.device)
             for start in range(0, n - c.minibatch_size + 1, c.minibatch_size):

@@ -1,9 +1,11 @@
 """The plasticity study's report: the Claim rows (each L2-ER family's late-task score
-against a full reset's, paired over seeds, Holm over streams and families), per-task
-curves with seed bands, late-task performance relative to a full reset, and the claim
-test per stream (R^2 of epsilon-rank vs accuracy
-at a fixed eps chosen in advance and at the post-hoc best eps, which falls first, L2-ER
-vs reset), with the verdicts written out as notes.
+against a full reset's, the strength chosen on held-out seeds and compared on the others,
+paired over seeds, Holm over streams and families), per-task curves with seed bands (the
+end-of-task and the online score), the score by task window (what the late-window mean
+hides), late-task performance relative to a full reset, and the claim test per stream
+(R^2 of the online score on the epsilon-rank at a fixed eps chosen in advance, at the
+post-hoc best eps and for each variant; which falls first on aligned series; L2-ER vs
+reset), with the verdicts written out as notes.
 """
 
 from __future__ import annotations
@@ -16,7 +18,16 @@ import numpy as np
 
 from raystudy import Analysis, Claim, Table
 from raystudy.algorithms import stats
-from raystudy.algorithms.plasticity.analysis import Run, claim_test, late_stats
+from raystudy.algorithms.plasticity.analysis import (
+    ONLINE,
+    SCORE,
+    Run,
+    claim_test,
+    late_by_seed,
+    late_stats,
+    mean_curve,
+    select_strength,
+)
 from raystudy.algorithms.plasticity.plots import plot_claim, plot_per_task, plot_relative
 from raystudy.studies import claims
 from raystudy.studies.plasticity.interventions import method_of
@@ -46,64 +57,89 @@ def collect_runs(results) -> list[Run]:
 
 
 def _verdict(stream: str, claim: dict[str, Any]) -> list[str]:
+    v = claim["r2_variants"]
     notes = [f"{stream}: at eps = {claim['eps']:g} (fixed before any run) the start-of-task "
-             f"epsilon-rank explains R^2 = {claim['r2_fixed']:.2f} of the end-of-task score "
-             f"across interventions and tasks ({claim['points']} seed-mean points, slope "
-             f"{claim['slope_fixed']:+.3g}); the post-hoc best eps = {claim['best_eps']:g} "
-             f"gives R^2 = {claim['r2_best']:.2f}; the relative epsilon-rank (threshold "
-             f"rel_eps x |lambda|_max) gives R^2 = {claim['r2_relative']:.2f}."]
+             f"epsilon-rank (the authors' trapezoid rule) explains R^2 = {claim['r2_fixed']:.2f} "
+             f"of the online score over the task across interventions and tasks "
+             f"({claim['points']} seed-mean points, slope {claim['slope_fixed']:+.3g}); the "
+             f"post-hoc best eps = {claim['best_eps']:g} gives R^2 = {claim['r2_best']:.2f}. "
+             f"Variants at the same eps: grid-point sum R^2 = {v['riemann']:.2f}, quadrature "
+             f"weights {v['quadrature']:.2f}; relative threshold (rel_eps x |lambda|_max): "
+             f"quadrature (scale-invariant) {v['quadrature_relative']:.2f}, density "
+             f"{v['relative']:.2f}."]
     o = claim["onsets"]
     fell = o["eps_first"] + o["same"] + o["score_first"]
-    notes.append(f"{stream}: of the runs whose score and epsilon-rank both fell (by half their "
-                 f"fall), the epsilon-rank fell first in {o['eps_first']}, at the same task in "
-                 f"{o['same']} and later in {o['score_first']} (of {fell}); only the "
-                 f"epsilon-rank fell in {o['eps_only']}, only the score in {o['score_only']}, "
-                 f"neither in {o['neither']}.")
+    notes.append(f"{stream}: on the tasks where the Hessian was measured (task 1 left out, "
+                 f"both series at that resolution), of the runs whose online score and "
+                 f"epsilon-rank both fell (by half their fall), the epsilon-rank fell first in "
+                 f"{o['eps_first']}, at the same task in {o['same']} and later in "
+                 f"{o['score_first']} (of {fell}); only the epsilon-rank fell in "
+                 f"{o['eps_only']}, only the score in {o['score_only']}, neither in "
+                 f"{o['neither']}.")
     for family, v in claim["l2er_vs_reset"].items():
-        notes.append(f"{stream}: {family} ({v['spec']}, best strength) late score "
-                     f"{v['late']:.3g} +- {v['late_std']:.2g} vs reset {v['reset']:.3g} +- "
-                     f"{v['reset_std']:.2g}: difference of means {v['difference']:+.3g} "
-                     "(the paired test over seeds is in the Claim section).")
+        chosen = (f"chosen on seeds {v['select_seeds']}" if v["select_seeds"]
+                  else "the only strength run")
+        notes.append(f"{stream}: {family} ({v['spec']}, {chosen}) late score on seeds "
+                     f"{v['compare_seeds']} {v['late']:.3g} +- {v['late_std']:.2g} vs reset "
+                     f"{v['reset']:.3g} +- {v['reset_std']:.2g}: difference of means "
+                     f"{v['difference']:+.3g} (the paired test is in the Claim section).")
     return notes
 
 
-def _by_seed(runs: list[Run]) -> dict[int, float]:
-    """Late score per seed (mean over a seed's runs, finite ones)."""
-    out: dict[int, list[float]] = {}
-    for run in runs:
-        if math.isfinite(run.late):
-            out.setdefault(run.seed, []).append(run.late)
-    return {seed: float(np.mean(v)) for seed, v in out.items()}
-
-
 def l2er_claims(streams: dict[str, dict[str, list[Run]]]) -> list[Claim]:
-    """Per stream and L2-ER family: the best strength's late score minus reset's, paired
-    over the seeds both ran, Holm over every (stream, family) tested."""
-    tests, specs = {}, {}
+    """Per stream and L2-ER family: the strength chosen on held-out seeds, its late score
+    minus reset's paired over the other seeds both ran, Holm over every (stream, family)."""
+    tests, notes = {}, {}
     for stream, groups in sorted(streams.items()):
-        reset = _by_seed([r for rs in groups.values() for r in rs if r.method == "reset"])
+        reset = late_by_seed([r for rs in groups.values() for r in rs if r.method == "reset"])
         for family in FAMILIES:
-            options = {spec: late_stats(rs)[0] for spec, rs in groups.items()
-                       if rs[0].method == family and math.isfinite(late_stats(rs)[0])}
-            if not options or not reset:
+            chosen = select_strength(groups, family)
+            if chosen is None or not reset:
                 continue
-            spec = max(options, key=options.get)
-            mine = _by_seed(groups[spec])
-            seeds = sorted(set(mine) & set(reset))
+            mine = late_by_seed(groups[chosen.spec])
+            seeds = [s for s in chosen.compare_seeds if s in reset]
             tests[stream, family] = stats.paired_comparison([mine[s] for s in seeds],
                                                             [reset[s] for s in seeds])
-            specs[stream, family] = spec
+            how = (f"chosen on held-out seeds {chosen.select_seeds} (best mean late score "
+                   f"there), compared on seeds {seeds}" if chosen.select_seeds
+                   else f"the only strength run, compared on seeds {seeds}")
+            notes[stream, family] = f"{stream}: {chosen.spec}, {how}"
     if not tests:
         return [claims.missing_claim(CLAIM, "paired over seeds", "late score: L2-ER - reset",
                                      "no stream ran both L2-ER and a full reset")]
     adjusted = stats.holm([t.p_value for t in tests.values()])
     return [claims.paired_claim(
         f"{CLAIM} ({stream}, {family})", "late score: L2-ER - reset", result, "greater",
-        note=f"{stream}: {specs[stream, family]}, the strength with the best mean late score "
-             "(chosen after the runs); supported means above reset, and an interval around 0 "
-             "cannot tell at from below", p_value=p,
+        note=f"{notes[stream, family]}; supported means above reset, and an interval around "
+             "0 cannot tell at from below", p_value=p,
         family=f"{len(tests)} stream x family tests")
         for ((stream, family), result), p in zip(tests.items(), adjusted, strict=True)]
+
+
+def windows(tasks: int, count: int = 6) -> list[tuple[int, int]]:
+    """``count`` consecutive task windows (first, last) covering tasks 1..tasks."""
+    edges = np.linspace(0, tasks, min(count, tasks) + 1).round().astype(int)
+    return [(int(a) + 1, int(b)) for a, b in zip(edges[:-1], edges[1:], strict=True)]
+
+
+def window_rows(stream: str, groups: dict[str, list[Run]]) -> tuple[list[str], list[list]]:
+    """The score by task window per intervention: seed-mean end-of-task score / online
+    score over the task, averaged over each window's tasks (what one late mean hides)."""
+    tasks = max(int(r.rows[-1]["task/index"]) for rs in groups.values() for r in rs)
+    spans = windows(tasks)
+    header = [f"tasks {a}-{b}" if a < b else f"task {a}" for a, b in spans]
+    rows = []
+    for spec, runs in sorted(groups.items()):
+        cells = []
+        for a, b in spans:
+            parts = []
+            for key in (SCORE, ONLINE):
+                t, mean, _ = mean_curve(runs, key)
+                inside = mean[(t >= a) & (t <= b)]
+                parts.append(f"{inside.mean():.2f}" if len(inside) else "-")
+            cells.append(" / ".join(parts))
+        rows.append([stream, spec, *cells])
+    return header, rows
 
 
 def analyze(results, figures_dir: Path) -> Analysis:
@@ -144,17 +180,20 @@ def analyze(results, figures_dir: Path) -> Analysis:
             summary["streams"][stream]["claim"] = claim
             notes += _verdict(stream, claim)
             o, v = claim["onsets"], claim["l2er_vs_reset"].get("l2_er", {})
+            r2 = claim["r2_variants"]
             claim_rows.append([stream, claim["eps"], claim["r2_fixed"], claim["slope_fixed"],
-                               claim["best_eps"], claim["r2_best"], claim["r2_relative"],
-                               claim["points"],
+                               claim["best_eps"], claim["r2_best"], r2["riemann"],
+                               r2["quadrature"], r2["quadrature_relative"], claim["points"],
                                f"{o['eps_first']}/{o['same']}/{o['score_first']}",
                                v.get("spec", "-"), v.get("difference", math.nan)])
             slug = stream.replace(" ", "_").replace("-", "_").lower()
             figures.append((f"claim test: {stream}", plot_claim(
                 stream, groups, claim, figures_dir / f"claim_{slug}.png")))
     figures.insert(0, ("score per task (seed mean +- std)", plot_per_task(
-        streams, [("task/score", "{score}")], figures_dir / "scores.png",
-        "score per task by intervention (band: seed std)")))
+        streams, [(SCORE, "{score}"), (ONLINE, "{online}")],
+        figures_dir / "scores.png",
+        "score per task by intervention: at the task's end and online over it (band: seed "
+        "std)")))
     figures.insert(1, ("spectra and feature ranks per task", plot_per_task(
         streams, [("hessian/eps_rank", "Hessian epsilon-rank at task start (%)"),
                   ("features/erank", "feature effective rank (mean over layers)")],
@@ -166,13 +205,23 @@ def analyze(results, figures_dir: Path) -> Analysis:
         "eps-rank (end, %)", "dead units (end)", "tasks", "seeds", "not finished"], rows,
         note="late score: mean end-of-task score over the last metrics.late_fraction of the "
              "tasks, averaged over seeds; score = accuracy (supervised) or return (RL)")]
+    for stream, groups in sorted(streams.items()):
+        header, window_table = window_rows(stream, groups)
+        tables.append(Table(f"Score by task window: {stream}", ["stream", "intervention",
+                                                                *header], window_table,
+                            note="seed mean of the end-of-task score / the online score "
+                                 "over the task, averaged over each window's tasks "
+                                 "(random labels: chance is 1 / classes)"))
     if claim_rows:
         tables.append(Table("Claim test", [
             "stream", "fixed eps", "R^2 (fixed eps)", "slope", "best eps (post hoc)",
-            "R^2 (best eps)", "R^2 (relative eps)", "points",
-            "eps-rank falls first/same/later", "best L2-ER",
+            "R^2 (best eps)", "R^2 grid-point sum", "R^2 quadrature",
+            "R^2 quadrature, relative eps", "points",
+            "eps-rank falls first/same/later", "L2-ER (held-out choice)",
             "L2-ER - reset"], claim_rows,
-            note="points: seed-mean (epsilon-rank at task start, score at task end) per "
-                 "intervention and measured task, reset and the first task left out"))
+            note="points: seed-mean (epsilon-rank at task start, online score over the "
+                 "task) per intervention and measured task, reset and the first task left "
+                 "out; R^2 columns without a name use the authors' trapezoid rule; onsets "
+                 "on the measured tasks only"))
     return Analysis(tables=tables, figures=figures, summary=summary, notes=notes,
                     claims=l2er_claims(streams))

@@ -67,7 +67,7 @@ def build_intervention(config: Any) -> Compose:
         elif name == "shrink_perturb":
             pieces.append(ShrinkPerturb(v["shrink"], v["sigma"], seed))
         elif name == "redo":
-            pieces.append(ReDo(v["tau"], every.redo_every, seed))
+            pieces.append(ReDo(v["tau"], every.redo_every, seed, every.redo_batch))
         elif name == "reset":
             pieces.append(FullReset(seed))
         elif name in ("er", "l2_er"):

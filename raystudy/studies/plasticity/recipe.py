@@ -19,12 +19,15 @@ One trial = one intervention (``intervention.spec``: method/strength, e.g. ``l2_
 x seed x stream. At every task boundary the trial measures, on a fixed sample of the new
 task's data before training on it, the loss, each hidden layer's feature effective rank,
 srank, dormant and dead units, the weight norm and (every ``metrics.hessian_every`` tasks)
-the Hessian's top eigenvalues, spectral density and epsilon-ranks; after training the
-task it measures accuracy (or return) and reports all of it with ``ctx.report``, with a
-checkpoint every ``train.checkpoint_every`` tasks (a resumed trial continues after its
-last checkpoint). ``analyze`` draws per-task curves with seed bands, late-task performance relative
-to reset, and the claim test (R^2 of epsilon-rank vs accuracy at a fixed eps chosen in
-advance and at the post-hoc best eps, which falls first, L2-ER vs reset).
+the Hessian's top eigenvalues, spectral density and epsilon-ranks; while training it
+counts the online training accuracy (each minibatch before its update); after training
+the task it measures accuracy (or return) and reports all of it with ``ctx.report``, with
+a checkpoint every ``train.checkpoint_every`` tasks (a resumed trial continues after its
+last checkpoint). ``analyze`` draws per-task curves with seed bands, the score by task
+window, late-task performance relative to reset, and the claim test (R^2 of the online
+accuracy on the epsilon-rank at a fixed eps chosen in advance, at the post-hoc best eps
+and for each variant; which falls first on aligned series; L2-ER, its strength chosen on
+held-out seeds, vs reset).
 
 Beside this recipe: ``interventions.py`` (the spec's grammar and pieces), ``measure.py``
 (the task-start and within-task metrics), ``rl.py`` (the RL stream's loop) and
@@ -135,6 +138,9 @@ class InterventionConfig:
     """ER ascent: one step every er_every minibatches, on their concatenation (lop-jax)."""
     redo_every: PositiveInt = 100
     """ReDo: steps between dormant-unit resets."""
+    redo_batch: PositiveInt = 256
+    """ReDo: inputs drawn from the task's data to score dormancy on at each reset (a batch
+    of its own, not the training minibatch; RL: from the latest rollout)."""
 
 
 @dataclass
@@ -300,14 +306,18 @@ def num_tasks(config: PlasticityConfig, data: ImageData | None) -> int:
 
 
 def train_task(config: PlasticityConfig, model, optimizer, intervention: Intervention,
-               task: Task, probe: Callable[[int], None] | None = None) -> float:
-    """``train.steps_per_task`` minibatch steps (reshuffled epochs); returns the last loss.
-    ``probe(step)`` runs after every ``metrics.every_steps`` steps but the last."""
+               task: Task, probe: Callable[[int], None] | None = None) -> tuple[float, float]:
+    """``train.steps_per_task`` minibatch steps (reshuffled epochs); returns the last loss and
+    the online training accuracy (each minibatch's accuracy before its update, averaged over
+    the task: the authors' per-task accuracy). ``probe(step)`` runs after every
+    ``metrics.every_steps`` steps but the last."""
     every = config.metrics.every_steps
     n = len(task.x_train)
     batch = min(config.train.batch_size, n)
     generator = torch.Generator().manual_seed(derive_seed(config.train.seed, task.index, 21))
     order, position, loss = torch.randperm(n, generator=generator), 0, torch.tensor(math.nan)
+    intervention.scoring_data(task.x_train)
+    correct = torch.zeros((), dtype=torch.long, device=task.x_train.device)
     for step in range(1, config.train.steps_per_task + 1):
         if position + batch > n:
             order, position = torch.randperm(n, generator=generator), 0
@@ -316,6 +326,7 @@ def train_task(config: PlasticityConfig, model, optimizer, intervention: Interve
         x, y = task.x_train[rows], task.y_train[rows]
         logits, features = model.forward_features(x)
         loss = masked_cross_entropy(logits, y, task.active)
+        correct += (logits.detach()[:, :task.active].argmax(1) == y).sum()
         optimizer.zero_grad(set_to_none=True)
         (loss + intervention.penalty(model, features)).backward()
         optimizer.step()
@@ -323,7 +334,7 @@ def train_task(config: PlasticityConfig, model, optimizer, intervention: Interve
         if probe is not None and every and step % every == 0 \
                 and step < config.train.steps_per_task:
             probe(step)
-    return float(loss.detach())
+    return float(loss.detach()), int(correct) / (batch * config.train.steps_per_task)
 
 
 def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
@@ -370,7 +381,7 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             within.update(found)
 
         started = time.perf_counter()
-        loss_end = train_task(config, model, optimizer, intervention, task, probe)
+        loss_end, online = train_task(config, model, optimizer, intervention, task, probe)
         totals["train"] += time.perf_counter() - started - spent[0]
         totals["metrics"] += start["metrics/seconds"] + spent[0]
         totals["steps"] += config.train.steps_per_task
@@ -387,6 +398,7 @@ def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "eval/late_score": late_mean(history, m.late_fraction),
             "task/index": t + 1, "task/accuracy": score, "task/score": score,
             "task/train_accuracy": train_score, "task/loss_end": loss_end,
+            "task/online_accuracy": online, "task/online_score": online,
             "eval/mean_score": float(np.mean(history)), **start, **within,
             "train/steps": totals["steps"], "train/seconds": totals["train"],
             "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),

@@ -102,6 +102,8 @@ def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
             "eval/late_score": late_mean(history, m.late_fraction),
             "task/index": t + 1, "task/return": score, "task/score": score,
             "task/mean_return": float(np.mean(returns)) if returns else math.nan,
+            # online performance over the whole task, as the supervised online accuracy
+            "task/online_score": float(np.mean(returns)) if returns else score,
             "task/episodes": len(returns), "task/loss_end": loss,
             "eval/mean_score": float(np.mean(history)), **start, **within,
             "train/steps": totals["steps"], "train/seconds": totals["train"],

@@ -164,6 +164,9 @@ def test_epsilon_rank_of_a_density_counts_mass_outside_the_band():
         return float(100 * (total - inside) / total)
 
     assert epsilon_rank(density, 0.1) == pytest.approx(expected(0.1), abs=0.05)
+    # no mass at +-eps: the trapezoid bridging the band adds nothing, the rules agree
+    assert epsilon_rank(density, 0.1, method="riemann") == pytest.approx(expected(0.1),
+                                                                         abs=0.05)
     assert epsilon_rank(density, 0.45) == pytest.approx(expected(0.45), abs=0.05)
     assert expected(0.45) == pytest.approx(25.0, abs=0.1)
     assert epsilon_rank(density, 0.9, relative=True) == pytest.approx(expected(0.45), abs=0.05)
@@ -177,7 +180,12 @@ def test_density_epsilon_rank_approaches_the_eigenvalue_fraction(problem):
     gaps = (eig[1:] - eig[:-1]).abs()
     eps = float(eig.abs().sort().values[20:22].mean())  # between two eigenvalues
     assert float(gaps.max()) > 0
-    assert epsilon_rank(density, eps) == pytest.approx(epsilon_rank(eig, eps), abs=6.0)
+    exact = epsilon_rank(eig, eps)
+    assert epsilon_rank(density, eps, method="riemann") == pytest.approx(exact, abs=6.0)
+    # 38 = p iterations: the nodes are the eigenvalues, the weights average to 1/p
+    assert epsilon_rank(density, eps, method="quadrature") == pytest.approx(exact, abs=6.0)
+    # the authors' rule also counts the trapezoid bridging [-eps, eps] (eigenvalues near 0)
+    assert epsilon_rank(density, eps) > exact + 10
 
 
 def test_float32_lanczos_agrees_with_float64_reference(problem):
@@ -187,3 +195,74 @@ def test_float32_lanczos_agrees_with_float64_reference(problem):
     net.double()
     assert top.dtype == torch.float32
     assert torch.allclose(top.double(), eig.flip(0)[:3], rtol=1e-4, atol=1e-6)
+
+
+def grid_density(values, eps_values=None) -> SpectralDensity:
+    """A density given on the grid -0.3, -0.2, ..., 0.3 (nodes and weights unused)."""
+    grid = torch.linspace(-0.3, 0.3, 7, dtype=torch.float64)
+    one = torch.ones(1, 1, dtype=torch.float64)
+    return SpectralDensity(grid, torch.tensor(values, dtype=torch.float64), one, one)
+
+
+@pytest.mark.parametrize("eps, trapezoid, riemann", [
+    # spacing 0.1, density 1 2 4 8 4 2 1: trapz total 0.1 x (22 - 1) = 2.1, point sum 22
+    (0.15, 100 * 1.1 / 2.1, 100 * 6 / 22),   # 0.15 + 0.4 x (2 + 2) / 2 + 0.15 = 1.1
+    (0.05, 100 * 1.7 / 2.1, 100 * 14 / 22),  # 0.15 + 0.3 + 0.2 x (4 + 4) / 2 + 0.3 + 0.15
+    (0.25, 100 * 0.6 / 2.1, 100 * 2 / 22),   # one trapezoid -0.3 .. 0.3: 0.6 x (1 + 1) / 2
+    (0.35, 0.0, 0.0),                        # nothing outside
+])
+def test_epsilon_rank_trapezoid_bridges_the_band_and_riemann_does_not(eps, trapezoid, riemann):
+    density = grid_density([1.0, 2.0, 4.0, 8.0, 4.0, 2.0, 1.0])
+    assert epsilon_rank(density, eps) == pytest.approx(trapezoid)  # the default: authors'
+    assert epsilon_rank(density, eps, method="trapezoid") == pytest.approx(trapezoid)
+    assert epsilon_rank(density, eps, method="riemann") == pytest.approx(riemann)
+    with pytest.raises(ValueError, match="method='simpson' must be one of"):
+        epsilon_rank(density, eps, method="simpson")
+
+
+def test_epsilon_rank_from_the_quadrature_weights_by_hand():
+    nodes = torch.tensor([[-0.5, 0.0, 0.05, 2.0], [-0.02, 0.0, 0.3, 1.0]], dtype=torch.float64)
+    weights = torch.tensor([[0.1, 0.5, 0.2, 0.2], [0.25] * 4], dtype=torch.float64)
+    density = density_from_quadrature(nodes, weights, grid_len=200)
+    # eps 0.1: probe 1 keeps -0.5 and 2.0 (0.3), probe 2 keeps 0.3 and 1.0 (0.5): mean 0.4
+    assert epsilon_rank(density, 0.1, method="quadrature") == pytest.approx(40.0)
+    # relative 0.2 x |lambda|_max 2.0 = 0.4: probe 1 keeps 0.3, probe 2 only 1.0 (0.25)
+    assert epsilon_rank(density, 0.2, relative=True, method="quadrature") == pytest.approx(27.5)
+    scaled = density_from_quadrature(10 * nodes, weights, grid_len=200)  # H -> 10 H
+    assert epsilon_rank(scaled, 0.2, relative=True, method="quadrature") == pytest.approx(27.5)
+    # absolute eps is not scale-invariant: probe 1 keeps -5, 0.5, 20; probe 2 -0.2, 3, 10
+    assert epsilon_rank(scaled, 0.1, method="quadrature") == pytest.approx(62.5)
+
+
+def test_kernel_smoothing_grows_with_the_range_and_the_quadrature_does_not():
+    """The same bulk (-1 and 0, weights 1/4 and 1/2) with a top eigenvalue of 0.5 or 50:
+    the kernel variance 1e-5 x max(1, range) spreads the spike at 0 across +-eps when the
+    range is large. References: the Gaussian mixture's closed form on the grid."""
+    eps, cdf = 0.01, torch.special.ndtr
+    for top, riemann_low, riemann_high in ((0.5, 50.0, 51.5), (50.0, 78.0, 81.0)):
+        nodes = torch.tensor([[-1.0, 0.0, top]], dtype=torch.float64)
+        weights = torch.tensor([[0.25, 0.5, 0.25]], dtype=torch.float64)
+        density = density_from_quadrature(nodes, weights)
+        grid = density.grid
+        std = math.sqrt(1e-5 * max(1.0, float(grid[-1] - grid[0])))
+
+        def mass(a, b, std=std, nodes=nodes, weights=weights):
+            return float((weights[0] * (cdf((b - nodes[0]) / std)
+                                        - cdf((a - nodes[0]) / std))).sum())
+
+        def pdf(t, std=std, nodes=nodes, weights=weights):
+            z = (t - nodes[0]) / std
+            return float((weights[0] * torch.exp(-z ** 2 / 2)).sum()
+                         / (std * math.sqrt(2 * math.pi)))
+
+        lo, hi = float(grid[0]), float(grid[-1])
+        total = mass(lo, hi)
+        riemann = 100 * (total - mass(-eps, eps)) / total
+        left = float(grid[grid < -eps][-1])   # the nearest kept points either side
+        right = float(grid[grid > eps][0])
+        bridge = (right - left) * (pdf(left) + pdf(right)) / 2
+        trapezoid = 100 * (total - mass(left, right) + bridge) / total
+        assert riemann_low < riemann < riemann_high
+        assert epsilon_rank(density, eps, method="riemann") == pytest.approx(riemann, abs=0.3)
+        assert epsilon_rank(density, eps) == pytest.approx(trapezoid, abs=0.3)
+        assert epsilon_rank(density, eps, method="quadrature") == 50.0  # -1 and the top

@@ -20,6 +20,7 @@ from raystudy.algorithms.plasticity import (
     mean_effective_rank,
     redo_reset,
 )
+from raystudy.algorithms.plasticity.ranks import dormant_mask
 
 
 def small_mlp(seed=0, **kwargs) -> MLP:
@@ -207,3 +208,45 @@ def test_layernorm_mlp_is_invariant_to_scaling_the_first_layer_and_convnet_featu
     logits, features = net.forward_features(torch.randn(2, 3, 32, 32))
     assert logits.shape == (2, 10) and [f.shape for f in features] == [(2, 128), (2, 128)]
     assert len(net.unit_pairs()) == 2
+
+
+def test_redo_scores_a_batch_of_its_own_not_a_one_sample_minibatch():
+    """On one sample about half of a healthy ReLU layer is silent, so scoring the training
+    minibatch (batch 1) re-initialises ~half the units; on a 256-input scoring batch drawn
+    from the task's data only the few units (nearly) silent on all of them are."""
+    torch.manual_seed(0)
+    model = MLP(8, (64, 64), 3)
+    data = torch.randn(1000, 8, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        model.layers[0].bias[[5, 9]] = -100.0  # two dead units in layer 1
+    x, y = data[:1], torch.tensor([0])
+
+    def one_step(piece):
+        net = MLP(8, (64, 64), 3)
+        net.load_state_dict(model.state_dict())
+        opt = torch.optim.SGD(net.parameters(), lr=0.0)  # the step itself changes nothing
+        piece.task_start(net, opt, 0)
+        torch.nn.functional.cross_entropy(net(x), y).backward()
+        opt.step()
+        piece.after_step(net, opt, x)
+        return piece.reset_units
+
+    minibatch = one_step(ReDo(tau=0.025, every=1))  # no scoring data: the old behaviour
+    assert 0.3 * 128 < minibatch < 0.7 * 128
+    piece = ReDo(tau=0.025, every=1, batch=256)
+    piece.scoring_data(data)
+    reset = one_step(piece)
+    batch = piece.scoring_batch(x)  # the batch of step 1 again: seeded by (seed, task, step)
+    assert len(batch) == 256 and len(torch.unique(batch, dim=0)) == 256  # no repeats
+    with torch.no_grad():
+        _, features = model.forward_features(batch)
+    masks = [dormant_mask(h, 0.025) for h in features]
+    assert masks[0][[5, 9]].all()
+    assert reset == sum(int(m.sum()) for m in masks) < 0.1 * 128  # the dead two and a few
+    again = ReDo(tau=0.025, every=1, batch=256)
+    again.scoring_data(data)
+    again.task_start(model, None, 0)
+    piece.steps = again.steps = 7  # same seed, task and step: the same batch (resumable)
+    assert torch.equal(piece.scoring_batch(x), again.scoring_batch(x))
+    with pytest.raises(ValueError, match="batch=0 >= 1"):
+        ReDo(tau=0.025, batch=0)
