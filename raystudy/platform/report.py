@@ -126,13 +126,21 @@ def _ci(claim: Claim) -> str:
 
 
 def claims_table(claims: list[Claim]) -> Table:
-    """The Claim section: one row per claim, the same columns for every study."""
+    """The Claim section: one row per claim, the same columns for every study.
+
+    A note every row shares is written once above the table; rows with notes of their own
+    get a "note" column, so that each note stays beside its claim.
+    """
     rows = [[c.statement, c.test, _ci(c), c.n, "-" if c.p_value is None else c.p_value,
              c.verdict] for c in claims]
-    notes = "; ".join(dict.fromkeys(c.note for c in claims if c.note))   # each note once
+    distinct = list(dict.fromkeys(c.note for c in claims))
     if not claims:
-        notes = "this study's analysis tested no claim on this run"
-    return Table("Claim", CLAIM_COLUMNS, rows, note=notes)
+        return Table("Claim", CLAIM_COLUMNS, rows,
+                     note="this study's analysis tested no claim on this run")
+    if len(distinct) == 1:
+        return Table("Claim", CLAIM_COLUMNS, rows, note=distinct[0])
+    return Table("Claim", [*CLAIM_COLUMNS, "note"],
+                 [[*row, c.note or "-"] for row, c in zip(rows, claims, strict=True)])
 
 
 def markdown_table(table: Table, level: int = 3) -> str:

@@ -77,10 +77,11 @@ def test_claim_section_comes_first_in_markdown_and_html(written):
     md = (run / "report.md").read_text()
     assert md.index("## Claim") < md.index("### Own table") < md.index("### Trials")
     section = md[md.index("## Claim"):md.index("### Own table")]
-    assert "| claim | test | effect [95 % CI] | n | p | verdict |" in section
+    assert "| claim | test | effect [95 % CI] | n | p | verdict | note |" in section
     assert "Method A beats B \\| on every seed" in section       # pipes escaped
     assert "A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | supported |" in section
-    assert "| inconclusive at this scale |" in section and "_a one-line note_" in section
+    assert "| supported | a one-line note |" in section            # each note by its claim
+    assert "| inconclusive at this scale | - |" in section
     page = (run / "report.html").read_text()
     assert page.index("<h2>Claim</h2>") < page.index("<h3>Own table</h3>")
     assert "<td>supported</td>" in page
@@ -113,6 +114,11 @@ def test_cpuinfo_reads_model_and_numeric_flags(tmp_path):
     assert report._cpuinfo(tmp_path / "missing") == ("", [])
 
 
-def test_claim_notes_shared_by_rows_are_written_once():
+def test_claim_notes_stay_beside_their_claims():
     twin = dataclasses.replace(CLAIM, statement="Method A beats C")
-    assert report.claims_table([CLAIM, twin]).note == "a one-line note"
+    shared = report.claims_table([CLAIM, twin])
+    assert shared.note == "a one-line note" and shared.columns[-1] == "verdict"
+    other = dataclasses.replace(CLAIM, statement="Method A beats D", note="")
+    own = report.claims_table([CLAIM, other])
+    assert own.columns[-1] == "note" and not own.note
+    assert [row[-1] for row in own.rows] == ["a one-line note", "-"]
