@@ -35,7 +35,10 @@ def test_bad_values_name_their_key():
         "task.family": ("images", "task.family='images' is not one of gp, curves"),
         "task.horizons": ("1,x", "task.horizons='x' is not an integer"),
         "model.regularisation": ("shrinkage/2", "model.regularisation='shrinkage/2'"),
-        "eval.baselines": ("base,cubic", "eval.baselines='cubic' is not one of base, rbf"),
+        "eval.baselines": ("base,cubic",
+                           "eval.baselines='cubic' is not one of base, corpus_gp, rbf"),
+        "model.base_fit": ("task", "model.base_fit='task' is not one of fixed, corpus"),
+        "corpus.beyond_pool": ("resample", "corpus.beyond_pool='resample' is not one of"),
         "task.observed": (1.5, "task.observed=1.5 must be < 1"),
         "corpus.locations": ("random", "corpus.locations='random'"),
         "model.reference_points": (1, "model.reference_points=1 must be >= 2"),
@@ -54,6 +57,8 @@ def test_bad_values_name_their_key():
         config(**{"task.horizons": "1,45"})
     with pytest.raises(ConfigError, match="task.family=lcbench needs task.path"):
         config(**{"task.family": "lcbench"})
+    with pytest.raises(ConfigError, match="task.test_datasets needs files of several datasets"):
+        config(**{"task.test_datasets": 1})
 
 
 def write_lcbench(path, datasets=("adult", "car"), configs=12, epochs=52, drop=None):
@@ -99,6 +104,70 @@ def test_loop_on_learning_curves_beats_the_per_task_kernels():
         assert np.isfinite(final[key]), key
     assert final["eval/egp/nll"] < final["eval/base/nll"] < final["eval/matern52/nll"]
     assert final["eval/egp/rmse"] < final["eval/matern52/rmse"]
+
+
+def test_loop_runs_the_corpus_gp_and_the_curve_models():
+    ctx = LocalContext(STUDY.metrics)
+    train_loop(config(**{"eval.baselines": "base,corpus_gp,pow3,log_power",
+                         "model.base_fit": "corpus", "model.corpus_fit_steps": 20}), ctx)
+    final = ctx.reports[-1]
+    for method in ("egp", "base", "corpus_gp", "pow3", "log_power"):
+        assert np.isfinite(final[f"eval/{method}/nll_h20"]), method
+    assert 0.01 < final["train/corpus_gp/lengthscale"] < 10 and final["train/corpus_gp/noise"] > 0
+    ctx = LocalContext(STUDY.metrics)    # no learning-curve models on seasonal series
+    train_loop(config(**{"task.family": "seasonal", "eval.baselines": "pow3,corpus_gp",
+                         "corpus.datasets": 20}), ctx)
+    assert "eval/pow3/nll" not in ctx.reports[-1] and "eval/corpus_gp/nll" in ctx.reports[-1]
+
+
+def lcbench_with_shared_configs(path, datasets=3, configs=10, epochs=52):
+    """LCBench's data_2k.json layout: the same config ids on every dataset, distinct curves."""
+    rng = np.random.default_rng(5)
+    data = {f"set{j}": {str(c): {"config": {"batch_size": 2 ** c}, "log": {
+        "Train/val_accuracy": list(90 - 70 * np.exp(-rng.uniform(0.05, 0.3) * np.arange(epochs))
+                                   + rng.uniform(0, 1, epochs))}} for c in range(configs)}
+        for j in range(datasets)}
+    path.write_text(json.dumps(data))
+    return {(d, c): np.array(v["log"]["Train/val_accuracy"]) / 100
+            for d, entries in data.items() for c, v in entries.items()}
+
+
+@pytest.mark.parametrize("test_datasets", [0, 1])
+def test_lcbench_test_curves_share_no_configuration_with_the_corpus(tmp_path, test_datasets):
+    from raystudy.studies.empirical_gp.recipe import build_problem
+
+    curves = lcbench_with_shared_configs(tmp_path / "data_2k.json")
+    cfg = config(**{"task.family": "lcbench", "task.path": str(tmp_path / "data_2k.json"),
+                    "task.test_datasets": test_datasets, "task.test_tasks": 4,
+                    "corpus.datasets": 10})
+    problem = build_problem(cfg, np.linspace(0, 1, 12))
+
+    def owner(prefix):  # which (dataset, config) of the file a row starts like, by value
+        (key,) = [k for k, v in curves.items() if np.array_equal(v[: len(prefix)], prefix)]
+        return key
+
+    test = {owner(row) for row in problem.Y}
+    corpus = {owner(y.numpy()) for _, y in problem.datasets}
+    assert len(test) == 4 and len(corpus) == 10
+    assert not {c for _, c in test} & {c for _, c in corpus}
+    if test_datasets:
+        assert not {d for d, _ in test} & {d for d, _ in corpus}
+
+
+def test_lcbench_corpus_larger_than_the_pool_is_refused_or_capped(tmp_path):
+    from raystudy.studies.empirical_gp.recipe import build_problem
+
+    lcbench_with_shared_configs(tmp_path / "data_2k.json", datasets=2)
+    over = {"task.family": "lcbench", "task.path": str(tmp_path / "data_2k.json"),
+            "task.test_tasks": 4, "corpus.datasets": 13}       # pool: 2 x (10 - 4) = 12
+    with pytest.raises(DataError, match="corpus.datasets=13 exceeds the 12 curves left for the "
+                                        "corpus .*; lower corpus.datasets or set "
+                                        "corpus.beyond_pool=cap"):
+        check_data(config(**over))
+    with pytest.warns(UserWarning, match="corpus capped at 12 curves"):
+        problem = build_problem(config(**over, **{"corpus.beyond_pool": "cap"}),
+                                np.linspace(0, 1, 12))
+    assert len(problem.datasets) == 12
 
 
 def test_loop_on_an_lcbench_file(tmp_path):
