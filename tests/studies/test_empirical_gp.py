@@ -114,8 +114,8 @@ def test_loop_runs_the_corpus_gp_and_the_curve_models():
     for method in ("egp", "base", "corpus_gp", "pow3", "log_power"):
         assert np.isfinite(final[f"eval/{method}/nll_h20"]), method
     assert 0.01 < final["train/corpus_gp/lengthscale"] < 10 and final["train/corpus_gp/noise"] > 0
-    ctx = LocalContext(STUDY.metrics)    # no learning-curve models on seasonal series
-    train_loop(config(**{"task.family": "seasonal", "eval.baselines": "pow3,corpus_gp",
+    ctx = LocalContext(STUDY.metrics)    # no learning-curve models on other families
+    train_loop(config(**{"task.family": "gp", "eval.baselines": "pow3,corpus_gp",
                          "corpus.datasets": 20}), ctx)
     assert "eval/pow3/nll" not in ctx.reports[-1] and "eval/corpus_gp/nll" in ctx.reports[-1]
 
@@ -207,14 +207,16 @@ def test_quick_sweep_with_e_step_shards_as_ray_tasks(ray_session, tmp_path):
 
 def _gp_trials(seeds: int, egp_gain: float):
     """Trials of two corpus sizes: on the headline one (S=400) EGP's NLL at h=20 is the best
-    kernel's minus ``egp_gain`` (+ a seed wobble); the small corpus (S=25) is much worse."""
+    kernel's minus ``egp_gain`` (+ a seed wobble) and the strongest baseline's (corpus_gp)
+    minus ``egp_gain - 0.05``; the small corpus (S=25) is much worse."""
     from raystudy.platform.results import TrialRecord
 
     trials = []
     for S in (25, 400):
         for seed in range(seeds):
             wobble = 0.01 * ((seed * 5) % 3 - 1)
-            kernels = {"rbf": 1.2, "matern52": 1.0 + wobble, "spectral_mixture": 1.4, "base": 1.3}
+            kernels = {"rbf": 1.2, "matern52": 1.0 + wobble, "spectral_mixture": 1.4, "base": 1.3,
+                       "corpus_gp": 0.95 + wobble, "pow3": 1.1 - wobble}
             egp = 1.0 + wobble - egp_gain if S == 400 else 5.0
             last = {"eval/nll": egp}
             for method, nll in {"egp": egp, **kernels}.items():
@@ -238,9 +240,13 @@ def test_analyze_claims_egp_against_the_best_kernel_paired_over_seeds(tmp_path, 
     from raystudy.studies.empirical_gp.analysis import analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _gp_trials(seeds, gain)), tmp_path)
-    (claim,) = analysis.claims
-    assert claim.verdict == verdict and claim.n == seeds
-    assert claim.effect_size == pytest.approx(-gain)       # only S=400 trials are paired
-    assert "h=20" in claim.effect and "S=400" in claim.note
+    kernel, strongest = analysis.claims
+    for claim, effect in ((kernel, -gain), (strongest, 0.05 - gain)):
+        assert claim.verdict == verdict and claim.n == seeds
+        assert claim.effect_size == pytest.approx(effect)      # only S=400 trials are paired
+        assert "h=20" in claim.effect and "S=400" in claim.note
+    assert "per-task kernel" in kernel.effect
+    assert "strongest baseline is corpus_gp" in strongest.note
     table = next(t for t in analysis.tables if t.title.startswith("Claim: NLL at h=20"))
     assert len(table.rows) == seeds and {r[4] for r in table.rows} == {"matern52"}
+    assert {r[6] for r in table.rows} == {"corpus_gp"}

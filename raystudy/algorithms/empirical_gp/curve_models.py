@@ -8,8 +8,9 @@ Two of the parametric families of learning-curve extrapolation work (Domhan, Spr
   :math:`a / (1 + (t/e^b)^{c})` with c's sign flipped, so c > 0 rises).
 
 Each curve's observed prefix (t_1..t_n, y_1..y_n) is fitted by least squares
-(``scipy.optimize.least_squares``, trust-region reflective, analytic Jacobian, the best of
-a few starts) and extrapolated. Its predictive variance is the nonlinear-regression one
+(``scipy.optimize.least_squares``, trust-region reflective, analytic Jacobian, started at
+the best point of a grid over the nonlinear parameters with the linear ones in closed
+form) and extrapolated. Its predictive variance is the nonlinear-regression one
 (delta method): :math:`\sigma^2 (1 + g_t^\top (J^\top J)^{-1} g_t)` with
 :math:`\sigma^2 = \mathrm{SSE} / (n - 3)`, J the Jacobian on the prefix and g_t the
 gradient at t. Domhan et al. and LC-PFN sample the parameters by MCMC instead; this is the
@@ -55,13 +56,24 @@ BOUNDS = {"pow3": ([-np.inf, -np.inf, 0.0], [np.inf, np.inf, 10.0]),
           "log_power": ([-np.inf, -10.0, 0.0], [np.inf, 10.0, 20.0])}
 
 
-def starts(model: str, t: np.ndarray, y: np.ndarray) -> list[np.ndarray]:
-    """A few starting points from the prefix (its last value as the asymptote's scale)."""
-    top = y[-1] + 0.5 * abs(y[-1] - y[0]) + 1e-3
+def grid_start(model: str, t: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """The starting point: the best of a grid over the nonlinear parameters, the linear ones
+    (pow3: a, b; log_power: a) solved in closed form at each grid point (variable projection).
+    """
     if model == "pow3":
-        return [np.array([top, top - y[0], c]) for c in (0.3, 1.0, 3.0)]
-    mid = float(np.log(t[len(t) // 2]))
-    return [np.array([top, b, c]) for b in (0.0, mid) for c in (0.5, 2.0)]
+        best = None
+        for c in np.geomspace(1e-2, 10.0, 48):
+            X = np.stack([np.ones_like(t), -t ** (-c)], axis=-1)
+            (a, b), *_ = np.linalg.lstsq(X, y, rcond=None)
+            sse = float(np.sum((X @ np.array([a, b]) - y) ** 2))
+            if best is None or sse < best[0]:
+                best = (sse, np.array([a, b, c]))
+        return best[1]
+    b, c = np.meshgrid(np.linspace(-2.0, 6.0, 33), np.geomspace(0.1, 10.0, 24), indexing="ij")
+    S = 1 / (1 + np.exp(-c[..., None] * (np.log(t) - b[..., None])))      # (33, 24, n)
+    a = (S @ y) / np.maximum(np.sum(S * S, -1), 1e-300)
+    i = np.unravel_index(np.argmin(np.sum((a[..., None] * S - y) ** 2, -1)), a.shape)
+    return np.array([a[i], b[i], c[i]])
 
 
 @dataclass
@@ -89,14 +101,9 @@ def fit_curve(model: str, t: np.ndarray, y: np.ndarray) -> CurveFit:
         raise ValueError(f"need more than {PARAMETERS} points at epochs t >= 1, got t "
                          f"{t.shape}, y {y.shape}")
     lower, upper = BOUNDS[model]
-    best = None
-    for p0 in starts(model, t, y):
-        p0 = np.clip(p0, lower, upper)
-        result = least_squares(lambda p: curve(model, t, p) - y, p0,
-                               jac=lambda p: jacobian(model, t, p), bounds=(lower, upper),
-                               method="trf", x_scale="jac", max_nfev=200)
-        if np.isfinite(result.cost) and (best is None or result.cost < best.cost):
-            best = result
+    best = least_squares(lambda p: curve(model, t, p) - y, grid_start(model, t, y),
+                         jac=lambda p: jacobian(model, t, p), bounds=(lower, upper),
+                         method="trf", x_scale="jac", max_nfev=100)
     J = jacobian(model, t, best.x)
     sigma2 = max(2 * best.cost / (len(t) - PARAMETERS), MIN_VARIANCE)
     return CurveFit(model, best.x, sigma2, np.linalg.pinv(J.T @ J))
