@@ -9,9 +9,10 @@ kernel k_theta and one noise variance s2, shared by every dataset, maximise
     K_\theta(X_i, X_i) + s^2 I\big)
 
 over the S corpus datasets (x_i (n_i, d), y_i (n_i,)); the fitted GP is then used,
-unchanged, for every test task. The datasets are padded to the largest n_i and factorised
-as one batch: a padded point gets K = 1 on its diagonal and 0 elsewhere and a residual of
-0, so it adds exactly -log(2 pi) / 2, which is left out (the sum stays exact).
+unchanged, for every test task. The datasets, sorted by size into a few buckets, are padded
+to their bucket's largest n_i and factorised as one batch per bucket: a padded point gets
+K = 1 on its diagonal and 0 elsewhere and a residual of 0, so it adds exactly
+-log(2 pi) / 2, which is left out (the sum stays exact).
 """
 
 from __future__ import annotations
@@ -60,6 +61,14 @@ def pad(datasets: Sequence[tuple[Tensor, Tensor]]) -> Padded:
     return Padded(X, Y, mask)
 
 
+def buckets(datasets: Sequence[tuple[Tensor, Tensor]], count: int = 4) -> list[Padded]:
+    """The datasets sorted by size, split into ``count`` buckets of equal counts, each padded
+    (4 buckets: 2.3x less work than one padded batch on prefix corpora of 10-52 points)."""
+    order = sorted(range(len(datasets)), key=lambda i: len(datasets[i][1]))
+    size = -(-len(order) // max(1, count))
+    return [pad([datasets[i] for i in order[j: j + size]]) for j in range(0, len(order), size)]
+
+
 def summed_log_likelihood(data: Padded, kernel: Kernel, mean: Mean, noise: Tensor) -> Tensor:
     """:math:`\\sum_i \\log N(y_i; m(X_i), K(X_i, X_i) + s^2 I)`, differentiable in all three."""
     real = data.mask.to(data.Y.dtype)
@@ -96,8 +105,9 @@ def fit_corpus_gp(datasets: Sequence[tuple[Tensor, Tensor]], kernel: Kernel, mea
     observations (a scale that keeps Adam's step meaningful); the noise is
     ``MIN_NOISE + softplus(raw)``.
     """
-    data = pad(datasets)
-    like = data.Y
+    data = buckets(datasets)
+    points = sum(b.points for b in data)
+    like = data[0].Y
     kernel, mean = copy.deepcopy(kernel).to(like), copy.deepcopy(mean).to(like)
     start = torch.as_tensor(max(noise - MIN_NOISE, 1e-12), dtype=like.dtype)
     raw_noise = torch.nn.Parameter(start + torch.log(-torch.expm1(-start)))  # softplus^-1
@@ -107,10 +117,10 @@ def fit_corpus_gp(datasets: Sequence[tuple[Tensor, Tensor]], kernel: Kernel, mea
         return MIN_NOISE + torch.nn.functional.softplus(raw_noise)
 
     def loss() -> Tensor:
-        return -summed_log_likelihood(data, kernel, mean, noise_of()) / data.points
+        return -sum(summed_log_likelihood(b, kernel, mean, noise_of()) for b in data) / points
 
     with torch.no_grad():
-        initial = float(-loss()) * data.points
+        initial = float(-loss()) * points
     history: list[float] = []
     if optimizer == "lbfgs":
         opt = torch.optim.LBFGS(params, lr=1.0, max_iter=steps, line_search_fn="strong_wolfe",
@@ -120,7 +130,7 @@ def fit_corpus_gp(datasets: Sequence[tuple[Tensor, Tensor]], kernel: Kernel, mea
             opt.zero_grad()
             value = loss()
             value.backward()
-            history.append(-value.item() * data.points)
+            history.append(-value.item() * points)
             return value
 
         opt.step(closure)
@@ -131,11 +141,11 @@ def fit_corpus_gp(datasets: Sequence[tuple[Tensor, Tensor]], kernel: Kernel, mea
             value = loss()
             value.backward()
             opt.step()
-            history.append(-value.item() * data.points)
+            history.append(-value.item() * points)
     else:
         raise ValueError(f"optimizer={optimizer!r} is not one of lbfgs, adam")
     for p in params:
         p.requires_grad_(False)
     with torch.no_grad():
-        final = float(summed_log_likelihood(data, kernel, mean, noise_of()))
+        final = float(-loss()) * points
     return CorpusFit(kernel, mean, float(noise_of()), final, initial, history)

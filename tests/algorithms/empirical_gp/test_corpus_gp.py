@@ -10,7 +10,12 @@ from egp_helpers import DT, matern  # noqa: I001
 from scipy.stats import multivariate_normal
 
 from raystudy.algorithms.empirical_gp.corpora import CorpusSpec, GPFamily, corpus
-from raystudy.algorithms.empirical_gp.corpus_gp import fit_corpus_gp, pad, summed_log_likelihood
+from raystudy.algorithms.empirical_gp.corpus_gp import (
+    buckets,
+    fit_corpus_gp,
+    pad,
+    summed_log_likelihood,
+)
 
 
 def reference_mll(datasets, lengthscale: float, outputscale: float, constant: float,
@@ -35,11 +40,14 @@ def test_padded_sum_equals_the_per_dataset_closed_form():
     spec = CorpusSpec(locations="uniform", min_points=2, max_points=9, noise_sd=0.1)
     datasets = corpus(GPFamily(lengthscale=0.3), spec, 7, seed=3)
     assert len({len(y) for _, y in datasets}) > 2              # padding is exercised
-    with torch.no_grad():
-        value = summed_log_likelihood(pad(datasets), matern(0.37, 1.7), mean_module(0.2),
-                                      torch.tensor(0.04, dtype=DT))
-    # 1e-7: GPyTorch forms distances as |x|^2 + |x'|^2 - 2 x x'
-    assert float(value) == pytest.approx(reference_mll(datasets, 0.37, 1.7, 0.2, 0.04), rel=1e-7)
+    reference = reference_mll(datasets, 0.37, 1.7, 0.2, 0.04)
+    for parts in ([pad(datasets)], buckets(datasets, 3)):   # one padded batch, size buckets
+        with torch.no_grad():
+            value = sum(summed_log_likelihood(part, matern(0.37, 1.7), mean_module(0.2),
+                                              torch.tensor(0.04, dtype=DT)) for part in parts)
+        # 1e-7: GPyTorch forms distances as |x|^2 + |x'|^2 - 2 x x'
+        assert float(value) == pytest.approx(reference, rel=1e-7)
+    assert sum(part.points for part in buckets(datasets, 3)) == sum(len(y) for _, y in datasets)
 
 
 @pytest.mark.parametrize("optimizer, steps", [("lbfgs", 50), ("adam", 150)])
