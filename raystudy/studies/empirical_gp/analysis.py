@@ -28,9 +28,10 @@ def _finished(results: RunResults) -> list:
 
 
 def _label(trial) -> str:
+    """The EGP's setting; S is the corpus size used (less than asked with beyond_pool=cap)."""
     c = trial.config
-    return (f"egp S={c['corpus.datasets']} M={c['model.reference_points']} "
-            f"{c['model.regularisation']}")
+    S = int(trial.last.get("train/corpus_datasets", c["corpus.datasets"]))
+    return f"egp S={S} M={c['model.reference_points']} {c['model.regularisation']}"
 
 
 def metric_rows(trials: list, hs: list[int]) -> tuple[list[list[Any]], dict[str, Any]]:
