@@ -35,7 +35,10 @@ def test_bad_values_name_their_key():
         "task.family": ("images", "task.family='images' is not one of gp, curves"),
         "task.horizons": ("1,x", "task.horizons='x' is not an integer"),
         "model.regularisation": ("shrinkage/2", "model.regularisation='shrinkage/2'"),
-        "eval.baselines": ("base,cubic", "eval.baselines='cubic' is not one of base, rbf"),
+        "eval.baselines": ("base,cubic",
+                           "eval.baselines='cubic' is not one of base, corpus_gp, rbf"),
+        "model.base_fit": ("task", "model.base_fit='task' is not one of fixed, corpus"),
+        "corpus.beyond_pool": ("resample", "corpus.beyond_pool='resample' is not one of"),
         "task.observed": (1.5, "task.observed=1.5 must be < 1"),
         "corpus.locations": ("random", "corpus.locations='random'"),
         "model.reference_points": (1, "model.reference_points=1 must be >= 2"),
@@ -54,6 +57,8 @@ def test_bad_values_name_their_key():
         config(**{"task.horizons": "1,45"})
     with pytest.raises(ConfigError, match="task.family=lcbench needs task.path"):
         config(**{"task.family": "lcbench"})
+    with pytest.raises(ConfigError, match="task.test_datasets needs files of several datasets"):
+        config(**{"task.test_datasets": 1})
 
 
 def write_lcbench(path, datasets=("adult", "car"), configs=12, epochs=52, drop=None):
@@ -101,6 +106,70 @@ def test_loop_on_learning_curves_beats_the_per_task_kernels():
     assert final["eval/egp/rmse"] < final["eval/matern52/rmse"]
 
 
+def test_loop_runs_the_corpus_gp_and_the_curve_models():
+    ctx = LocalContext(STUDY.metrics)
+    train_loop(config(**{"eval.baselines": "base,corpus_gp,pow3,log_power",
+                         "model.base_fit": "corpus", "model.corpus_fit_steps": 20}), ctx)
+    final = ctx.reports[-1]
+    for method in ("egp", "base", "corpus_gp", "pow3", "log_power"):
+        assert np.isfinite(final[f"eval/{method}/nll_h20"]), method
+    assert 0.01 < final["train/corpus_gp/lengthscale"] < 10 and final["train/corpus_gp/noise"] > 0
+    ctx = LocalContext(STUDY.metrics)    # no learning-curve models on other families
+    train_loop(config(**{"task.family": "gp", "eval.baselines": "pow3,corpus_gp",
+                         "corpus.datasets": 20}), ctx)
+    assert "eval/pow3/nll" not in ctx.reports[-1] and "eval/corpus_gp/nll" in ctx.reports[-1]
+
+
+def lcbench_with_shared_configs(path, datasets=3, configs=10, epochs=52):
+    """LCBench's data_2k.json layout: the same config ids on every dataset, distinct curves."""
+    rng = np.random.default_rng(5)
+    data = {f"set{j}": {str(c): {"config": {"batch_size": 2 ** c}, "log": {
+        "Train/val_accuracy": list(90 - 70 * np.exp(-rng.uniform(0.05, 0.3) * np.arange(epochs))
+                                   + rng.uniform(0, 1, epochs))}} for c in range(configs)}
+        for j in range(datasets)}
+    path.write_text(json.dumps(data))
+    return {(d, c): np.array(v["log"]["Train/val_accuracy"]) / 100
+            for d, entries in data.items() for c, v in entries.items()}
+
+
+@pytest.mark.parametrize("test_datasets", [0, 1])
+def test_lcbench_test_curves_share_no_configuration_with_the_corpus(tmp_path, test_datasets):
+    from raystudy.studies.empirical_gp.recipe import build_problem
+
+    curves = lcbench_with_shared_configs(tmp_path / "data_2k.json")
+    cfg = config(**{"task.family": "lcbench", "task.path": str(tmp_path / "data_2k.json"),
+                    "task.test_datasets": test_datasets, "task.test_tasks": 4,
+                    "corpus.datasets": 10})
+    problem = build_problem(cfg, np.linspace(0, 1, 12))
+
+    def owner(prefix):  # which (dataset, config) of the file a row starts like, by value
+        (key,) = [k for k, v in curves.items() if np.array_equal(v[: len(prefix)], prefix)]
+        return key
+
+    test = {owner(row) for row in problem.Y}
+    corpus = {owner(y.numpy()) for _, y in problem.datasets}
+    assert len(test) == 4 and len(corpus) == 10
+    assert not {c for _, c in test} & {c for _, c in corpus}
+    if test_datasets:
+        assert not {d for d, _ in test} & {d for d, _ in corpus}
+
+
+def test_lcbench_corpus_larger_than_the_pool_is_refused_or_capped(tmp_path):
+    from raystudy.studies.empirical_gp.recipe import build_problem
+
+    lcbench_with_shared_configs(tmp_path / "data_2k.json", datasets=2)
+    over = {"task.family": "lcbench", "task.path": str(tmp_path / "data_2k.json"),
+            "task.test_tasks": 4, "corpus.datasets": 13}       # pool: 2 x (10 - 4) = 12
+    with pytest.raises(DataError, match="corpus.datasets=13 exceeds the 12 curves left for the "
+                                        "corpus .*; lower corpus.datasets or set "
+                                        "corpus.beyond_pool=cap"):
+        check_data(config(**over))
+    with pytest.warns(UserWarning, match="corpus capped at 12 curves"):
+        problem = build_problem(config(**over, **{"corpus.beyond_pool": "cap"}),
+                                np.linspace(0, 1, 12))
+    assert len(problem.datasets) == 12
+
+
 def test_loop_on_an_lcbench_file(tmp_path):
     path = write_lcbench(tmp_path / "data_2k.json")
     ctx = LocalContext(STUDY.metrics)
@@ -138,14 +207,16 @@ def test_quick_sweep_with_e_step_shards_as_ray_tasks(ray_session, tmp_path):
 
 def _gp_trials(seeds: int, egp_gain: float):
     """Trials of two corpus sizes: on the headline one (S=400) EGP's NLL at h=20 is the best
-    kernel's minus ``egp_gain`` (+ a seed wobble); the small corpus (S=25) is much worse."""
+    kernel's minus ``egp_gain`` (+ a seed wobble) and the strongest baseline's (corpus_gp)
+    minus ``egp_gain - 0.05``; the small corpus (S=25) is much worse."""
     from raystudy.platform.results import TrialRecord
 
     trials = []
     for S in (25, 400):
         for seed in range(seeds):
             wobble = 0.01 * ((seed * 5) % 3 - 1)
-            kernels = {"rbf": 1.2, "matern52": 1.0 + wobble, "spectral_mixture": 1.4, "base": 1.3}
+            kernels = {"rbf": 1.2, "matern52": 1.0 + wobble, "spectral_mixture": 1.4, "base": 1.3,
+                       "corpus_gp": 0.95 + wobble, "pow3": 1.1 - wobble}
             egp = 1.0 + wobble - egp_gain if S == 400 else 5.0
             last = {"eval/nll": egp}
             for method, nll in {"egp": egp, **kernels}.items():
@@ -169,9 +240,13 @@ def test_analyze_claims_egp_against_the_best_kernel_paired_over_seeds(tmp_path, 
     from raystudy.studies.empirical_gp.analysis import analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _gp_trials(seeds, gain)), tmp_path)
-    (claim,) = analysis.claims
-    assert claim.verdict == verdict and claim.n == seeds
-    assert claim.effect_size == pytest.approx(-gain)       # only S=400 trials are paired
-    assert "h=20" in claim.effect and "S=400" in claim.note
+    kernel, strongest = analysis.claims
+    for claim, effect in ((kernel, -gain), (strongest, 0.05 - gain)):
+        assert claim.verdict == verdict and claim.n == seeds
+        assert claim.effect_size == pytest.approx(effect)      # only S=400 trials are paired
+        assert "h=20" in claim.effect and "S=400" in claim.note
+    assert "per-task kernel" in kernel.effect
+    assert "strongest baseline is corpus_gp" in strongest.note
     table = next(t for t in analysis.tables if t.title.startswith("Claim: NLL at h=20"))
     assert len(table.rows) == seeds and {r[4] for r in table.rows} == {"matern52"}
+    assert {r[6] for r in table.rows} == {"corpus_gp"}

@@ -8,8 +8,10 @@ Lin, Ament, Tiao, Eriksson, Balandat, Bakshy, "Empirical Gaussian Processes"
   shared-grid estimator in ``prior.py``;
 * ``EmpiricalMean``, ``EmpiricalKernel``, ``fit_predict`` (``modules.py``): the prior
   as GPyTorch modules;
-* corpora (``corpora.py``), local-file loaders (``loaders.py``) and per-task
-  type-II ML baselines (``baselines.py``) for the study.
+* corpora (``corpora.py``), local-file loaders and held-out splits (``loaders.py``), and
+  the study's baselines: per-task type-II ML kernels (``baselines.py``), one GP fitted on
+  the whole corpus by its summed marginal likelihood (``corpus_gp.py``), per-task
+  parametric learning curves (``curve_models.py``).
 """
 
 from .em import em_fit, m_step

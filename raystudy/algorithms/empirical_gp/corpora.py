@@ -42,23 +42,26 @@ def matern52(x1: np.ndarray, x2: np.ndarray, lengthscale: float) -> np.ndarray:
 
 @dataclass
 class GPFamily:
-    """Draws from a GP with mean ``0.5 sin(3x)`` and a Matern-5/2 kernel."""
+    """Draws from a GP with mean ``amplitude sin(3x)`` and a Matern-5/2 kernel
+    (``outputscale`` x the unit-variance kernel)."""
 
     lengthscale: float = 0.2
     name: str = "gp"
+    outputscale: float = 1.0
+    amplitude: float = 0.5
 
     def mean(self, x: np.ndarray) -> np.ndarray:
-        return 0.5 * np.sin(3 * x)
+        return self.amplitude * np.sin(3 * x)
 
     def draw(self, rng: np.random.Generator, xs: list[np.ndarray]) -> list[np.ndarray]:
         out = []
         for x in xs:
-            K = matern52(x, x, self.lengthscale) + 1e-10 * np.eye(len(x))
+            K = self.outputscale * matern52(x, x, self.lengthscale) + 1e-10 * np.eye(len(x))
             out.append(self.mean(x) + np.linalg.cholesky(K) @ rng.standard_normal(len(x)))
         return out
 
     def moments(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return self.mean(z), matern52(z, z, self.lengthscale)
+        return self.mean(z), self.outputscale * matern52(z, z, self.lengthscale)
 
 
 def _curve(kind: int, p: np.ndarray, t: np.ndarray) -> np.ndarray:

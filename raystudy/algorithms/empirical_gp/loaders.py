@@ -11,11 +11,16 @@ raises one ``DataError`` line naming the file and what was expected.
   -> ``{dataset: (trials, epochs)}`` (all recorded epochs kept, 52 in LCBench).
 * ``load_csv_folder(folder)``: one series per ``*.csv`` file, the numbers of its
   ``value`` column (or of its only column) in file order -> ``{file stem: (1, T)}``.
+* ``load_curve_table(path)``: the same curves with the configuration id of each row
+  (LCBench's config_id, LCBench-lite's trial, a CSV file's stem), and
+  ``holdout_split(table, ...)``: test curves whose configurations (and, optionally,
+  datasets) no corpus curve has.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -46,8 +51,17 @@ def _stack(curves: list[np.ndarray], where: str) -> np.ndarray:
     return np.stack(curves)
 
 
+Table = dict[str, tuple[list[str], np.ndarray]]
+"""``{dataset: (config ids, curves (configs, T))}``."""
+
+
 def load_lcbench_json(path: str | Path, metric: str = LCBENCH_METRIC) -> dict[str, np.ndarray]:
     """Curves of ``metric`` per LCBench dataset from its JSON file."""
+    return {name: curves for name, (_, curves) in lcbench_json_table(path, metric).items()}
+
+
+def lcbench_json_table(path: str | Path, metric: str = LCBENCH_METRIC) -> Table:
+    """Config ids and curves of ``metric`` per LCBench dataset from its JSON file."""
     path = Path(path)
     try:
         with open(path) as handle:
@@ -72,7 +86,8 @@ def load_lcbench_json(path: str | Path, metric: str = LCBENCH_METRIC) -> dict[st
                                 f"['log'][{metric!r}]; expected {JSON_LAYOUT}")
             curves.append(_curve(log[metric], f"{path}: data[{dataset!r}][{config_id!r}]"
                                               f"['log'][{metric!r}]"))
-        out[str(dataset)] = _stack(curves, f"{path}: data[{dataset!r}]")
+        out[str(dataset)] = ([str(c) for c in configs],
+                             _stack(curves, f"{path}: data[{dataset!r}]"))
     return out
 
 
@@ -92,6 +107,11 @@ def _parquet_files(root: Path) -> list[Path]:
 def load_lcbench_parquet(root: str | Path, metric: str = LCBENCH_METRIC
                          ) -> dict[str, np.ndarray]:
     """Curves of ``metric`` per dataset from LCBench-lite parquet files."""
+    return {name: curves for name, (_, curves) in lcbench_parquet_table(root, metric).items()}
+
+
+def lcbench_parquet_table(root: str | Path, metric: str = LCBENCH_METRIC) -> Table:
+    """Trial ids and curves of ``metric`` per dataset from LCBench-lite parquet files."""
     import pandas as pd
 
     out = {}
@@ -113,7 +133,8 @@ def load_lcbench_parquet(root: str | Path, metric: str = LCBENCH_METRIC
                             f"least 2 epochs; got {values.shape[1]} epochs"
                             f"{' and missing values' if not np.isfinite(values).all() else ''}")
         name = path.parent.name if path.parent != Path(root) or Path(root).is_dir() else path.stem
-        out[name if name not in out else f"{name}/{path.name}"] = values
+        out[name if name not in out else f"{name}/{path.name}"] = (
+            [str(i) for i in table.index], values)
     return out
 
 
@@ -158,9 +179,57 @@ def load_csv_folder(folder: str | Path) -> dict[str, np.ndarray]:
 
 def load_curves(path: str | Path, metric: str = LCBENCH_METRIC) -> dict[str, np.ndarray]:
     """Dispatch on the path: ``*.json`` LCBench, a folder of CSVs, else LCBench-lite parquet."""
+    return {name: curves for name, (_, curves) in load_curve_table(path, metric).items()}
+
+
+def load_curve_table(path: str | Path, metric: str = LCBENCH_METRIC) -> Table:
+    """``load_curves`` with each row's configuration id (a CSV series is its own, its stem)."""
     path = Path(path)
     if path.suffix == ".json":
-        return load_lcbench_json(path, metric)
+        return lcbench_json_table(path, metric)
     if path.is_dir() and any(path.glob("*.csv")):
-        return load_csv_folder(path)
-    return load_lcbench_parquet(path, metric)
+        return {name: ([name], curves) for name, curves in load_csv_folder(path).items()}
+    return lcbench_parquet_table(path, metric)
+
+
+@dataclass
+class Split:
+    """Test curves (test_tasks, T) and the corpus pool (P, T), each row's (dataset, config)."""
+
+    test: np.ndarray
+    pool: np.ndarray
+    test_keys: list[tuple[str, str]]
+    pool_keys: list[tuple[str, str]]
+
+
+def holdout_split(table: Table, test_tasks: int, test_datasets: int,
+                  rng: np.random.Generator) -> Split:
+    """Test curves from configurations that no corpus curve has (one test curve per held-out
+    configuration, on a random dataset); with ``test_datasets`` > 0 those datasets are held out
+    too, giving test curves only. The pool is every other curve, in a random order.
+    """
+    datasets = sorted(table)
+    if test_datasets and test_datasets >= len(datasets):
+        raise DataError(f"{test_datasets} test datasets asked for, the files have "
+                        f"{len(datasets)}: at least one must be left for the corpus")
+    held = sorted(rng.permutation(datasets)[:test_datasets]) if test_datasets else datasets
+    candidates = [(d, i) for d in held for i in range(len(table[d][0]))]
+    chosen, held_configs = [], set()
+    for j in rng.permutation(len(candidates)):
+        d, i = candidates[j]
+        if table[d][0][i] not in held_configs:  # one test curve per held-out configuration
+            chosen.append((d, i))
+            held_configs.add(table[d][0][i])
+            if len(chosen) == test_tasks:
+                break
+    if len(chosen) < test_tasks:
+        raise DataError(f"only {len(chosen)} distinct configurations on the test datasets, "
+                        f"need task.test_tasks={test_tasks}")
+    corpus_datasets = [d for d in datasets if d not in held] if test_datasets else datasets
+    pool = [(d, i) for d in corpus_datasets for i, c in enumerate(table[d][0])
+            if c not in held_configs]
+    pool = [pool[j] for j in rng.permutation(len(pool))]
+    return Split(np.stack([table[d][1][i] for d, i in chosen]),
+                 np.stack([table[d][1][i] for d, i in pool]) if pool else
+                 np.empty((0, table[datasets[0]][1].shape[1])),
+                 [(d, table[d][0][i]) for d, i in chosen], [(d, table[d][0][i]) for d, i in pool])

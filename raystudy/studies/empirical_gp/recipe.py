@@ -15,17 +15,21 @@ Launch::
 Each trial draws (or loads) a corpus of S datasets and a set of test curves, fits the
 empirical prior on M reference points with ``em_fit`` (its E-step split into
 ``model.shards`` shards through ``ctx.map``), then observes the first part of each test
-curve and predicts the rest with the empirical GP, the base GP, and RBF, Matern-5/2 and
-spectral-mixture GPs fitted per task by type-II ML. It reports NLL and RMSE per horizon
-(steps after the last observed point) and overall, and checkpoints the learned prior
-and a few example predictions for the report's figures (``analysis.py``, beside this
-recipe).
+curve and predicts the rest with the empirical GP, the base GP, a GP fitted once on the
+whole corpus by its summed marginal likelihood (``corpus_gp``), RBF, Matern-5/2 and
+spectral-mixture GPs fitted per task by type-II ML, and (learning curves) pow3 and
+log-power curves fitted per task by least squares. Test curves from files have
+configurations no corpus curve has (``task.test_datasets``: datasets too). It reports
+NLL and RMSE per horizon (steps after the last observed point) and overall, and
+checkpoints the learned prior and a few example predictions for the report's figures
+(``analysis.py``, beside this recipe).
 """
 
 from __future__ import annotations
 
 import functools
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -55,7 +59,14 @@ from raystudy.algorithms.empirical_gp.corpora import (
     sample_locations,
     tasks,
 )
-from raystudy.algorithms.empirical_gp.loaders import load_csv_folder, load_curves
+from raystudy.algorithms.empirical_gp.corpus_gp import fit_corpus_gp
+from raystudy.algorithms.empirical_gp.curve_models import CURVE_MODELS, fit_and_extrapolate
+from raystudy.algorithms.empirical_gp.loaders import (
+    Table,
+    holdout_split,
+    load_csv_folder,
+    load_curve_table,
+)
 from raystudy.algorithms.empirical_gp.modules import fit_predict
 from raystudy.errors import DataError, MissingDataError
 from raystudy.studies.empirical_gp.analysis import analyze
@@ -66,8 +77,11 @@ TASK_FAMILIES = (*FAMILIES, *FILE_FAMILIES)
 DEFAULTS = {"gp": (50, 0.05, "uniform"), "curves": (52, 0.01, "prefix"),
             "seasonal": (96, 0.1, "subset"), "lcbench": (0, 0.0, "prefix"),
             "csv": (0, 0.0, "subset")}
-COMPARED = ("base", *BASELINES)
-"""eval.baselines' choices: the base GP alone and the per-task type-II ML kernels."""
+COMPARED = ("base", "corpus_gp", *BASELINES, *CURVE_MODELS)
+"""eval.baselines' choices: the base GP alone, the corpus-fitted GP, the per-task type-II ML
+kernels and the per-task parametric learning-curve models."""
+CURVE_FAMILIES = ("curves", "lcbench")
+"""Families the parametric learning-curve models (pow3, log_power) are run on."""
 
 
 @dataclass
@@ -78,6 +92,9 @@ class TaskConfig:
     """lcbench: LCBench's JSON file or an LCBench-lite folder; csv: a folder of *.csv series."""
     dataset: str = ""
     """lcbench: one dataset of the file ('' = all datasets pooled)."""
+    test_datasets: NonNegativeInt = 0
+    """lcbench/csv: datasets held out whole for test curves (0: test curves come from every
+    dataset; their configurations are never in the corpus either way)."""
     observed: Fraction = 0.25
     """Fraction of each test curve that is observed (the first points)."""
     horizons: tuple[PositiveInt, ...] = (1, 5, 10, 20)
@@ -98,6 +115,9 @@ class CorpusConfig:
     """Fewest observations per corpus dataset."""
     max_points: NonNegativeInt = 0
     """Most observations per corpus dataset (0: the curve length)."""
+    beyond_pool: Literal["error", "cap"] = "error"
+    """lcbench/csv, when S exceeds the curves left for the corpus: error | cap (S = the pool,
+    with a warning). Curves are never drawn twice."""
 
 
 @dataclass
@@ -110,6 +130,11 @@ class ModelConfig:
     """EM iterations."""
     base_lengthscale: PositiveFloat = 0.2
     """Base Matern-5/2 lengthscale on [0, 1] (outputscale, mean: the corpus variance, mean)."""
+    base_fit: Literal["fixed", "corpus"] = "fixed"
+    """fixed (the values above) | corpus (lengthscale, outputscale, mean and noise fitted from
+    them by the corpus' summed marginal likelihood: the corpus_gp baseline's GP)."""
+    corpus_fit_steps: PositiveInt = 50
+    """L-BFGS iterations of the corpus marginal-likelihood fit (base_fit=corpus, corpus_gp)."""
     learn_noise: bool = True
     """Update the noise variance in closed form (else keep model.noise)."""
     noise: NonNegativeFloat = 0.0
@@ -121,8 +146,9 @@ class ModelConfig:
 @dataclass
 class EvalConfig:
     baselines: tuple[Literal[COMPARED], ...] = (  # type: ignore[valid-type]
-        "base", "rbf", "matern52", "spectral_mixture")
-    """Comparison methods: base (the base GP alone) and per-task type-II ML kernels."""
+        "base", "corpus_gp", "rbf", "matern52", "spectral_mixture", "pow3", "log_power")
+    """Comparison methods: base (the base GP alone), corpus_gp (one GP fitted on the whole
+    corpus), per-task type-II ML kernels, per-task pow3/log_power curves (learning curves)."""
     baseline_steps: PositiveInt = 100
     """Adam steps of each per-task type-II ML fit."""
     examples: int = 3
@@ -161,6 +187,9 @@ class EmpiricalGPConfig:
                              "observed on their grid: prefix or subset)")
         if c.max_points and c.max_points < c.min_points:
             raise ValueError("corpus.max_points must be 0 or >= corpus.min_points")
+        if t.test_datasets and (t.family not in FILE_FAMILIES or t.dataset):
+            raise ValueError("task.test_datasets needs files of several datasets (task.family="
+                             "lcbench or csv, task.dataset='')")
         regularisation(self.model.regularisation)
 
 
@@ -178,22 +207,42 @@ def regularisation(spec: str) -> tuple[str | None, float]:
 
 
 def methods(config: EmpiricalGPConfig) -> list[str]:
-    return ["egp", *config.eval.baselines]
+    """egp and the baselines that apply (pow3/log_power: learning-curve families only)."""
+    return ["egp", *(b for b in config.eval.baselines
+                     if b not in CURVE_MODELS or config.task.family in CURVE_FAMILIES)]
 
 
 # ----------------------------------------------------------------------------- data
 @functools.lru_cache(maxsize=2)
-def file_curves(family: str, path: str, dataset: str) -> np.ndarray:
-    """Curves (count, T) from local files; LCBench accuracies in percent become fractions."""
-    groups = load_csv_folder(path) if family == "csv" else load_curves(path)
+def file_table(family: str, path: str, dataset: str) -> Table:
+    """Config ids and curves per dataset from local files, cut to the common length;
+    LCBench accuracies in percent become fractions."""
+    table = ({name: ([name], curves) for name, curves in load_csv_folder(path).items()}
+             if family == "csv" else load_curve_table(path))
     if dataset:
-        if dataset not in groups:
+        if dataset not in table:
             raise DataError(f"task.path={path}: no dataset {dataset!r} (it has "
-                            f"{', '.join(sorted(groups)[:8])})")
-        groups = {dataset: groups[dataset]}
-    length = min(g.shape[1] for g in groups.values())  # CSV series: the common length
-    curves = np.concatenate([g[:, :length] for g in groups.values()])
-    return curves / 100.0 if family == "lcbench" and curves.max() > 1.5 else curves
+                            f"{', '.join(sorted(table)[:8])})")
+        table = {dataset: table[dataset]}
+    length = min(c.shape[1] for _, c in table.values())  # CSV series: the common length
+    percent = family == "lcbench" and max(c.max() for _, c in table.values()) > 1.5
+    return {name: (ids, c[:, :length] / (100.0 if percent else 1.0))
+            for name, (ids, c) in table.items()}
+
+
+def split_files(config: EmpiricalGPConfig, rng: np.random.Generator):
+    """Held-out test curves and the corpus rows (S of the pool, never drawn twice)."""
+    t, S = config.task, config.corpus.datasets
+    split = holdout_split(file_table(t.family, t.path, t.dataset), t.test_tasks,
+                          t.test_datasets, rng)
+    if S > len(split.pool):
+        message = (f"task.path={t.path}: corpus.datasets={S} exceeds the {len(split.pool)} "
+                   f"curves left for the corpus after holding out the test configurations")
+        if config.corpus.beyond_pool == "error":
+            raise DataError(f"{message}; lower corpus.datasets or set corpus.beyond_pool=cap")
+        warnings.warn(f"{message}; corpus capped at {len(split.pool)} curves "
+                      "(corpus.beyond_pool=cap)", stacklevel=2)
+    return split, split.pool[:S]
 
 
 def check_data(config: EmpiricalGPConfig) -> None:
@@ -207,14 +256,16 @@ def check_data(config: EmpiricalGPConfig) -> None:
         raise MissingDataError(f"task.path={config.task.path}: no such file or folder; "
                         f"task.family={config.task.family} expects {expected} there "
                         "(see docs/empirical_gp.md)")
-    curves = file_curves(config.task.family, config.task.path, config.task.dataset)
-    k = observed_points(config, curves.shape[1])
-    if k + max(config.task.horizons) > curves.shape[1]:
-        raise DataError(f"task.path={config.task.path}: curves of {curves.shape[1]} points are "
+    table = file_table(config.task.family, config.task.path, config.task.dataset)
+    length, count = next(iter(table.values()))[1].shape[1], sum(len(i) for i, _ in table.values())
+    k = observed_points(config, length)
+    if k + max(config.task.horizons) > length:
+        raise DataError(f"task.path={config.task.path}: curves of {length} points are "
                         f"too short for {k} observed + horizon {max(config.task.horizons)}")
-    if curves.shape[0] < config.task.test_tasks + 2:
-        raise DataError(f"task.path={config.task.path}: {curves.shape[0]} curves, need more "
+    if count < config.task.test_tasks + 2:
+        raise DataError(f"task.path={config.task.path}: {count} curves, need more "
                         f"than task.test_tasks + 1 = {config.task.test_tasks + 1}")
+    split_files(config, np.random.default_rng(config.train.seed))
 
 
 def observed_points(config: EmpiricalGPConfig, length: int) -> int:
@@ -242,14 +293,11 @@ def build_problem(config: EmpiricalGPConfig, Z: np.ndarray) -> Problem:
         spec = CorpusSpec(locations, c.min_points, c.max_points or length, noise_sd, grid)
         Y, _ = tasks(family, grid, t.test_tasks, noise_sd, seed=10_000 + seed)
         return Problem(corpus(family, spec, c.datasets, seed), grid, Y, family.moments(Z))
-    curves = file_curves(t.family, t.path, t.dataset)
     rng = np.random.default_rng(seed)
-    order = rng.permutation(len(curves))
-    Y, pool = curves[order[: t.test_tasks]], curves[order[t.test_tasks:]]
-    grid = np.linspace(0, 1, curves.shape[1])
+    split, rows = split_files(config, rng)
+    Y = split.test
+    grid = np.linspace(0, 1, Y.shape[1])
     spec = CorpusSpec(locations, c.min_points, c.max_points or len(grid), 0.0, grid)
-    rows = pool[rng.integers(len(pool), size=c.datasets)] if c.datasets > len(pool) else \
-        pool[: c.datasets]
     xs = [np.searchsorted(grid, x) for x in sample_locations(rng, spec, len(rows))]
     datasets = [(torch.as_tensor(grid[i]).unsqueeze(-1), torch.as_tensor(row[i]))
                 for i, row in zip(xs, rows, strict=True)]
@@ -277,30 +325,36 @@ def predictive_nll(y: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarr
 _BASELINE_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
 
 
-def evaluate(config: EmpiricalGPConfig, problem: Problem, prior, base) -> dict[str, Any]:
+def evaluate(config: EmpiricalGPConfig, problem: Problem, priors: dict) -> dict[str, Any]:
     """Predictive (mean, variance) of y at every future point of every test curve, per method.
 
-    The per-task baselines are fitted as one batch of independent GPs (the test curves share
-    their grid) and cached per process: they do not depend on the corpus or the prior.
+    ``priors`` holds the corpus-based priors (egp, base, corpus_gp), each conditioned on a
+    test curve's observed points. The per-task kernels are fitted as one batch of independent
+    GPs (the test curves share their grid) and, like the per-task curve models, cached per
+    process: they depend on neither the corpus nor the prior.
     """
     grid = torch.as_tensor(problem.grid).unsqueeze(-1)
     k = observed_points(config, len(problem.grid))
     Y = torch.as_tensor(problem.Y)
     out: dict[str, Any] = {}
     for method in methods(config):
-        if method in ("egp", "base"):
-            posts = [fit_predict(prior if method == "egp" else base, grid[:k], row[:k], grid[k:],
-                                 include_noise=True) for row in Y]
+        if method in priors:
+            posts = [fit_predict(priors[method], grid[:k], row[:k], grid[k:], include_noise=True)
+                     for row in Y]
             out[method] = (np.stack([p.mean.numpy() for p in posts]),
                            np.stack([p.variance.numpy() for p in posts]))
             continue
         key = (method, config.task.family, config.task.path, config.task.dataset,
-               config.task.test_tasks, k, config.task.noise_sd, config.train.seed,
-               config.eval.baseline_steps)
+               config.task.test_datasets, config.task.test_tasks, k, config.task.noise_sd,
+               config.train.seed, config.eval.baseline_steps)
         if key not in _BASELINE_CACHE:
-            mean, var = fit_and_predict(method, grid[:k], Y[:, :k], grid[k:],
-                                        steps=config.eval.baseline_steps)
-            _BASELINE_CACHE[key] = (mean.numpy(), var.numpy())
+            if method in CURVE_MODELS:   # epochs t = 1..T on the grid
+                t = 1 + problem.grid * (len(problem.grid) - 1)
+                _BASELINE_CACHE[key] = fit_and_extrapolate(method, t[:k], problem.Y[:, :k], t[k:])
+            else:
+                mean, var = fit_and_predict(method, grid[:k], Y[:, :k], grid[k:],
+                                            steps=config.eval.baseline_steps)
+                _BASELINE_CACHE[key] = (mean.numpy(), var.numpy())
         out[method] = _BASELINE_CACHE[key]
     return out
 
@@ -330,6 +384,17 @@ def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
     noise = m.noise or 0.01 * variance
     prior_kind, shrinkage = regularisation(m.regularisation)
     n_obs = sum(len(y) for _, y in problem.datasets)
+    fitted, fit_metrics = None, {}
+    if m.base_fit == "corpus" or "corpus_gp" in methods(config):
+        started = time.perf_counter()
+        fitted = fit_corpus_gp(problem.datasets, kernel, mean, noise, steps=m.corpus_fit_steps)
+        fit_metrics = {"train/corpus_gp/lengthscale": float(fitted.kernel.base_kernel.lengthscale),
+                       "train/corpus_gp/outputscale": float(fitted.kernel.outputscale),
+                       "train/corpus_gp/noise": fitted.noise,
+                       "train/corpus_gp/log_likelihood": fitted.log_likelihood / n_obs,
+                       "train/corpus_gp/seconds": time.perf_counter() - started}
+    if m.base_fit == "corpus":
+        kernel, mean, noise = fitted.kernel, fitted.mean, fitted.noise
 
     started = time.perf_counter()
     prior = em_fit(problem.datasets, torch.as_tensor(Z).unsqueeze(-1), kernel, mean, noise=noise,
@@ -337,8 +402,12 @@ def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
                    shrinkage=shrinkage, map_fn=ctx.map if ctx.slots > 1 else None,
                    shards=m.shards)
     em_seconds = time.perf_counter() - started
-    base = base_prior(prior.reference_points, kernel, mean, noise=prior.noise)
-    preds = evaluate(config, problem, prior, base)
+    priors = {"egp": prior, "base": base_prior(prior.reference_points, kernel, mean,
+                                               noise=prior.noise)}
+    if fitted is not None:
+        priors["corpus_gp"] = base_prior(prior.reference_points, fitted.kernel, fitted.mean,
+                                         noise=fitted.noise)
+    preds = evaluate(config, problem, priors)
     metrics = metrics_of(config, problem, preds)
     state = {"Z": Z, "mean": prior.mean.numpy(), "covariance": prior.covariance.numpy(),
              "noise": prior.noise, "grid": problem.grid,
@@ -357,7 +426,8 @@ def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
     ctx.report({"eval/nll": metrics["eval/egp/nll"], "eval/rmse": metrics["eval/egp/rmse"],
                 **metrics, "train/log_likelihood": ll / n_obs, "train/noise": prior.noise,
                 "train/em_seconds": em_seconds, "train/iterations": len(prior.log_likelihoods),
-                "train/corpus_observations": n_obs}, checkpoint=state)
+                "train/corpus_observations": n_obs, "train/corpus_datasets": len(problem.datasets),
+                **fit_metrics}, checkpoint=state)
 
 
 # ----------------------------------------------------------------------------- report

@@ -20,6 +20,8 @@ from raystudy.algorithms.empirical_gp.corpora import (
     tasks,
 )
 from raystudy.algorithms.empirical_gp.loaders import (
+    holdout_split,
+    lcbench_json_table,
     load_csv_folder,
     load_curves,
     load_lcbench_json,
@@ -89,6 +91,42 @@ def test_lcbench_json(tmp_path):
         load_lcbench_json(path)
     with pytest.raises(DataError, match="no such file"):
         load_lcbench_json(tmp_path / "missing.json")
+
+
+def lcbench_configs(tmp_path, datasets=4, configs=10, epochs=6):
+    """LCBench's layout with the same config ids on every dataset, every curve distinct."""
+    rng = np.random.default_rng(3)
+    data = {f"d{j}": {str(c): {"config": {"lr": 10.0 ** -c}, "log": {
+        "Train/val_accuracy": list(rng.uniform(0, 100, epochs))}} for c in range(configs)}
+        for j in range(datasets)}
+    path = tmp_path / "data_2k.json"
+    path.write_text(json.dumps(data))
+    return path, data
+
+
+@pytest.mark.parametrize("test_datasets", [0, 2])
+def test_holdout_split_keeps_test_configurations_and_datasets_out_of_the_pool(tmp_path,
+                                                                             test_datasets):
+    path, data = lcbench_configs(tmp_path)
+    table = lcbench_json_table(path)
+    split = holdout_split(table, 5, test_datasets, np.random.default_rng(0))
+    test_configs = {c for _, c in split.test_keys}
+    assert split.test.shape == (5, 6) and len(test_configs) == 5  # one curve per configuration
+    assert not test_configs & {c for _, c in split.pool_keys}
+    # the pool is every curve of the other configurations (on the corpus datasets)
+    corpus_datasets = 4 - test_datasets
+    assert len(split.pool) == corpus_datasets * (10 - 5)
+    if test_datasets:
+        assert not {d for d, _ in split.test_keys} & {d for d, _ in split.pool_keys}
+        assert len({d for d, _ in split.pool_keys}) == corpus_datasets
+    # by value, against the file itself: no test curve is in the pool
+    for (d, c), row in zip(split.test_keys, split.test, strict=True):
+        np.testing.assert_array_equal(row, data[d][c]["log"]["Train/val_accuracy"])
+        assert not (split.pool == row).all(1).any()
+    with pytest.raises(DataError, match="only 10 distinct configurations on the test datasets"):
+        holdout_split(table, 11, 0, np.random.default_rng(0))
+    with pytest.raises(DataError, match="4 test datasets asked for, the files have 4"):
+        holdout_split(table, 3, 4, np.random.default_rng(0))
 
 
 def test_lcbench_lite_parquet(tmp_path):
