@@ -103,14 +103,13 @@ CASES = {
     "cell_classifier": Case(
         "cell_classifier", _cells,
         {"data.val_cells": "64", "model.hidden": "16", "train.batch_size": "16",
-         "train.eval_every": "10", "sampling.loader": "block/4/4"},
+         "train.eval_every": "10"},
         # one epoch over the 3 x 160 cells less the 64 held out, in minibatches of 16
         expect={"train/cells": 3 * 160 - 64}),
     "plasticity": Case(
         "plasticity", _mnist,
         {"stream.tasks": "3", "model.hidden": "16,16,16", "train.steps_per_task": "20",
-         "metrics.samples": "32", "metrics.lanczos_iterations": "8",
-         "intervention.redo_every": "10", "intervention.er_every": "5"},
+         "metrics.samples": "32", "metrics.lanczos_iterations": "8"},
         expect={"task/index": 3}),
     "contrastive_imitation": Case(
         "contrastive_imitation", _d4rl,
