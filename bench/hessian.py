@@ -3,6 +3,7 @@ and the cost of the plasticity study's metrics pass relative to training.
 
     .venv/bin/python bench/hessian.py            # ~3 minutes on one core
     .venv/bin/python bench/hessian.py --quick    # smaller nets, one repetition
+    .venv/bin/python bench/hessian.py --device cuda --parts 12   # parts 1-2 on a GPU
 
 1. Agreement with the dense spectrum: an MLP small enough for ``eigvalsh`` of its full
    Hessian here (--dense-hidden, ~6k parameters; the Hessian of a 50k-parameter net is
@@ -44,8 +45,9 @@ def positive_int(text: str) -> int:
     return value
 
 
-def trained_mlp(hidden: tuple[int, ...], steps: int, seed: int = 0):
-    """An MLP trained ``steps`` Adam steps on digits, and the 512 samples it is measured on."""
+def trained_mlp(hidden: tuple[int, ...], steps: int, seed: int = 0, device: str = "cpu"):
+    """An MLP trained ``steps`` Adam steps on digits (on the CPU, the same net on every
+    device), and the 512 samples it is measured on, both moved to ``device``."""
     data = digits()
     torch.manual_seed(seed)
     model = MLP(64, hidden, 10)
@@ -58,21 +60,24 @@ def trained_mlp(hidden: tuple[int, ...], steps: int, seed: int = 0):
         opt.zero_grad()
         loss.backward()
         opt.step()
-    return model, x, y
+    return model.to(device), x.to(device), y.to(device)
 
 
 def timed(fn: Callable[[], torch.Tensor], reps: int) -> tuple[torch.Tensor, float]:
     times, out = [], None
+    sync = torch.cuda.synchronize if torch.cuda.is_initialized() else lambda: None
     for _ in range(reps):
+        sync()
         start = time.perf_counter()
         out = fn()
+        sync()  # the kernels a CUDA run queued are part of its time
         times.append(time.perf_counter() - start)
     return out, statistics.median(times)
 
 
 def ordered(values, by: str) -> torch.Tensor:
     """Descending by value (``top``) or by magnitude (``magnitude``, what power iteration finds)."""
-    values = torch.as_tensor(values, dtype=torch.float64)
+    values = torch.as_tensor(values).to(dtype=torch.float64, device="cpu")
     key = values if by == "top" else values.abs()
     return values[key.argsort(descending=True)]
 
@@ -81,7 +86,7 @@ def lanczos_top(model, x, y, k: int, iterations: int, seed: int = 0,
                 by: str = "top") -> torch.Tensor:
     matvec, p = make_hvp(model, CE, x, y)
     tri = lanczos(matvec, p, iterations, generator=torch.Generator().manual_seed(seed),
-                  dtype=next(model.parameters()).dtype)
+                  dtype=next(model.parameters()).dtype, device=x.device)
     return ordered(tri.nodes_weights()[0], by)[:k]
 
 
@@ -101,7 +106,7 @@ def power_iteration_deflation(model, x, y, k: int, max_iter: int = 100, tol: flo
     g = torch.Generator().manual_seed(seed)
     values, vectors = [], []
     for _ in range(k):
-        v = torch.randn(p, generator=g)
+        v = torch.randn(p, generator=g).to(x.device)
         v /= v.norm()
         value = None
         for _ in range(max_iter):
@@ -126,14 +131,14 @@ def pyhessian_top(model, x, y, k: int, max_iter: int, tol: float) -> tuple[list[
         return (power_iteration_deflation(model, x, y, k, max_iter, tol),
                 "written out (no pyhessian)")
     torch.manual_seed(0)
-    values, _ = hessian(model, CE, data=(x, y), cuda=False).eigenvalues(
+    values, _ = hessian(model, CE, data=(x, y), cuda=x.device.type == "cuda").eigenvalues(
         maxIter=max_iter, tol=tol, top_n=k)
     model.zero_grad(set_to_none=True)
     return values, "pyhessian 0.1"
 
 
 def part_dense(args) -> None:
-    model, x, y = trained_mlp((args.dense_hidden, args.dense_hidden), 300)
+    model, x, y = trained_mlp((args.dense_hidden, args.dense_hidden), 300, device=args.device)
     model.double()
     x = x.double()
     p = sum(q.numel() for q in model.parameters())
@@ -153,7 +158,7 @@ def part_dense(args) -> None:
 
 
 def part_pyhessian(args) -> None:
-    model, x, y = trained_mlp((256, 256), 300)
+    model, x, y = trained_mlp((256, 256), 300, device=args.device)
     p = sum(q.numel() for q in model.parameters())
     reference = lanczos_top(model, x, y, args.k, 400, seed=1, by="magnitude")
     print(f"\n2. MLP 64-256-256-10 ({p} parameters, float32, 512 digits), the {args.k} "
@@ -223,12 +228,18 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=0,
                         help="tasks of the quick profile timed in part 3 (0: the profile's)")
     parser.add_argument("--parts", default="123", help="which parts to run, e.g. 3")
+    parser.add_argument("--device", choices=("cpu", "cuda"), default="cpu",
+                        help="where parts 1-2 compute (part 3 runs the quick profile as a "
+                        "trial would)")
     args = parser.parse_args()
+    if args.device == "cuda" and not torch.cuda.is_available():
+        parser.exit(2, "hessian.py: --device cuda, but torch sees no CUDA device\n")
     if args.quick:
         args.reps, args.dense_hidden, args.tasks = 1, 24, args.tasks or 20
     torch.set_num_threads(args.threads)
+    gpu = f", {torch.cuda.get_device_name()}" if args.device == "cuda" else ""
     print(f"machine: {platform.processor() or platform.machine()}, torch {torch.__version__}, "
-          f"{torch.get_num_threads()} thread(s)")
+          f"{torch.get_num_threads()} thread(s); parts 1-2 on {args.device}{gpu}")
     for part, run in (("1", part_dense), ("2", part_pyhessian), ("3", part_overhead)):
         if part in args.parts:
             run(args)
