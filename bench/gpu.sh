@@ -6,8 +6,8 @@
 #
 # Where torch sees a CUDA device it
 #   1. writes data in the real formats (tests/studies/paper_files.py: GPT-2 token arrays,
-#      anndata plate files, MNIST IDX, D4RL HDF5, Planetoid/WebKB/Actor raw files, LCBench
-#      JSON), larger than the tests' but small enough to write in a minute;
+#      anndata plate files, MNIST IDX, D4RL HDF5, Planetoid/WebKB/Actor/Airports/roman-empire
+#      raw files, LCBench JSON), larger than the tests' but small enough to write in a minute;
 #   2. runs every study's paper profile on CUDA for a few minutes each, with the compute
 #      flags of the profile's own command (Ray Train workers where it uses them), shrunk in
 #      steps only where the paper's would take hours;
@@ -66,7 +66,9 @@ pf.write_tahoe_plates(root / "tahoe", plates=4, cells=25_000, genes=2000)
 pf.fake_mnist(root / "mnist" / "MNIST" / "raw", n_train=60_000, n_test=10_000)
 pf.write_d4rl_hopper(root / "d4rl")
 pf.write_lcbench(root / "data_2k.json", datasets=[f"ds{i}" for i in range(35)], configs=100)
-pf.write_planetoid(root / "graphs" / "Planetoid" / "Cora" / "raw", "cora")
+pf.write_raw(root / "graphs", "Cora")
+pf.write_raw(root / "graphs", "USA")
+pf.write_raw(root / "graphs", "roman-empire")
 pf.write_geom_gcn(root / "graphs" / "WebKB" / "texas" / "raw", "texas", nodes=183,
                   features=1703)
 pf.write_geom_gcn(root / "graphs" / "Actor" / "raw", "film", nodes=3000, features=932,
@@ -102,7 +104,7 @@ paper contrastive_imitation imitation --gpus-per-worker 1 --map-tasks 2 \
 paper empirical_gp egp --gpus-per-worker 1 --map-tasks 4 --cpus-per-map-task 1 \
     --set task.path="$DATA/data_2k.json" --set model.iterations=10 \
     --set eval.baseline_steps=50
-printf 'params:\n  data.dataset: {grid: [Cora, Texas, Actor]}\n' >"$LOG_DIR/graphs.yaml"
+printf 'params:\n  data.dataset: {grid: [Cora, Texas, Actor, USA, roman-empire]}\n' >"$LOG_DIR/graphs.yaml"
 paper graph_transfer graphs sweep --gpus-per-worker 0.25 --space "$LOG_DIR/graphs.yaml" \
     --set data.root="$DATA/graphs"
 

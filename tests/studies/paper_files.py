@@ -3,7 +3,7 @@ their real producers write them (numpy, anndata, h5py in D4RL's layout, Minari's
 geom-gcn's text files), for tests/studies/test_paper_profiles.py.
 
 Writers that other tests already have are imported from them: MNIST's IDX files
-(tests/algorithms/plasticity), Planetoid's ind.* pickles (tests/algorithms/graph_transfer)
+(tests/algorithms/plasticity), Planetoid, Airports and roman-empire raw files (tests/algorithms/graph_transfer)
 and LCBench's JSON (tests/studies/test_empirical_gp.py).
 """
 
@@ -20,8 +20,8 @@ for _folder in (TESTS / "algorithms", TESTS / "algorithms" / "graph_transfer"):
         sys.path.append(str(_folder))
 
 from plasticity.test_image_data import fake_mnist  # noqa: E402, F401  (re-exported)
+from raw_fixtures import write_raw  # noqa: E402, F401  (Planetoid, Airports, heterophilous)
 from test_empirical_gp import write_lcbench  # noqa: E402, F401
-from test_graph_datasets import write_planetoid  # noqa: E402, F401
 
 GPT2_VOCAB = 50257
 

@@ -25,7 +25,7 @@ from paper_files import (
     write_geom_gcn,
     write_lcbench,
     write_minari_hopper,
-    write_planetoid,
+    write_raw,
     write_tahoe_plates,
     write_tokens,
 )
@@ -78,9 +78,11 @@ def _lcbench(folder: Path) -> dict[str, str]:
 
 # The real graph datasets in PyG's raw layouts, one run each: add a family's writer here.
 GRAPHS: dict[str, Callable[[Path], None]] = {
-    "Cora": lambda root: write_planetoid(root / "Planetoid" / "Cora" / "raw", "cora"),
+    "Cora": lambda root: write_raw(root, "Cora"),
     "Texas": lambda root: write_geom_gcn(root / "WebKB" / "texas" / "raw", "texas"),
     "Actor": lambda root: write_geom_gcn(root / "Actor" / "raw", "film", sparse=True),
+    "USA": lambda root: write_raw(root, "USA"),                      # Airports
+    "roman-empire": lambda root: write_raw(root, "roman-empire"),    # heterophilous
 }
 
 
