@@ -287,6 +287,8 @@ def _sourced_results(source: str, task: str):
     ("d4rl", "walker2d", ["D4RL's own are v2", "Walker2d-v5 differs from D4RL's Walker2d-v2"],
      ["generated"]),
     ("minari", "ant", ["Minari datasets", "Ant-v5 has 105"], ["generated"]),
+    ("d4rl", "ant", ["evaluation runs in gymnasium's Ant-v4(use_contact_forces=True)",
+                     "111 observation dimensions"], ["generated"]),
 ])
 def test_report_says_which_data_and_environment_version(tmp_path, source, task, present,
                                                         absent):

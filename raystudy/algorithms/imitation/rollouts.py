@@ -12,6 +12,7 @@ returns as a serial loop.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -24,11 +25,17 @@ Policy = Callable[[np.ndarray], np.ndarray]
 
 
 def make_env(env_id: str) -> Any:
-    """``gymnasium.make(env_id)``; an unknown id is a ValueError naming it."""
+    """``gymnasium.make(env_id)``; ``"Name-vN(key=value, ...)"`` passes the keyword
+    arguments (Python literals) to ``gymnasium.make``. An unknown id is a ValueError."""
     import gymnasium as gym
 
+    name, _, arguments = env_id.partition("(")
+    kwargs = {}
+    if arguments:
+        call = ast.parse(f"f({arguments}", mode="eval").body
+        kwargs = {k.arg: ast.literal_eval(k.value) for k in call.keywords}
     try:
-        return gym.make(env_id)
+        return gym.make(name, **kwargs)
     except gym.error.Error as exc:
         raise ValueError(f"environment {env_id!r}: {exc}") from None
 

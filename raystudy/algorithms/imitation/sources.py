@@ -56,11 +56,17 @@ MINARI_NAMES = {"expert": "expert", "random": "simple", "medium": "medium"}
 GENERATE_SEEDS = {"expert": 0, "random": 1_000_000, "medium": 2_000_000}
 
 
-def env_id(task: str) -> str:
-    """The gymnasium id evaluation runs in."""
+# D4RL's ant-v2 data have 111 observation dimensions (contact forces of all 14 bodies);
+# Ant-v5 has 105 (it leaves out the world body), Ant-v4 with contact forces has D4RL's 111.
+D4RL_TASKS = {"ant": "Ant-v4(use_contact_forces=True)"}
+
+
+def env_id(task: str, source: str = "generate") -> str:
+    """The gymnasium id evaluation runs in (with keyword arguments in parentheses where
+    the data need them: see ``rollouts.make_env``)."""
     if task not in TASKS:
         raise ValueError(f"data.task={task!r} is not one of {', '.join(TASKS)}")
-    return TASKS[task]
+    return D4RL_TASKS.get(task, TASKS[task]) if source == "d4rl" else TASKS[task]
 
 
 def locate(source: str, task: str, kind: str, root: str, explicit: Mapping[str, str]) -> str:
@@ -113,7 +119,7 @@ def reference(source: str, expert_where: str, task: str) -> ReferenceReturns:
 
 def check_sources(source: str, task: str, where: Mapping[str, str]) -> None:
     """Every file or dataset exists and has this task's dimensions (one line if not)."""
-    space = make_env(env_id(task))
+    space = make_env(env_id(task, source))
     dims = (space.observation_space.shape[0], space.action_space.shape[0])
     if source == "d4rl":
         missing = [f"{kind}: {p}" for kind, p in where.items() if not Path(p).is_file()]
@@ -125,7 +131,7 @@ def check_sources(source: str, task: str, where: Mapping[str, str]) -> None:
         found = minari_dims(place) if source == "minari" else inspect_d4rl_hdf5(place)[1:]
         if tuple(found) != dims:
             raise DataError(f"{place} ({kind}): observations x actions are {found[0]} x "
-                            f"{found[1]}; {env_id(task)} has {dims[0]} x {dims[1]}")
+                            f"{found[1]}; {env_id(task, source)} has {dims[0]} x {dims[1]}")
 
 
 @dataclass
@@ -170,7 +176,8 @@ def assemble(source: str, task: str, where: Mapping[str, str], spec: MixSpec,
                      if flag]
     if hidden_expert:  # an oracle's data: the unlabeled set's expert part, by hidden label
         sets["oracle"] = Transitions.from_episodes(hidden_expert)
-    env = make_env(env_id(task))
+    evaluation_env = env_id(task, source)
+    env = make_env(evaluation_env)
     obs = sets["unlabeled"].observations
     dim = obs.shape[1]
     shift, scale = ((obs.mean(0), obs.std(0) + 1e-3) if state_norm
@@ -184,7 +191,7 @@ def assemble(source: str, task: str, where: Mapping[str, str], spec: MixSpec,
         t.actions = np.clip(2 * (t.actions - low) / (high - low) - 1, -1, 1)
     record = {**mix.record, "reference": {"random": ref.random, "expert": ref.expert,
                                           "source": ref.source}, "where": dict(where)}
-    return OfflineData(sets, mix.unlabeled_expert_mask(), ref, env.spec.id, shift, scale,
+    return OfflineData(sets, mix.unlabeled_expert_mask(), ref, evaluation_env, shift, scale,
                        low, high, record)
 
 

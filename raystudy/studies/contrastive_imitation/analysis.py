@@ -63,12 +63,16 @@ def data_note(source: str, task: str) -> str:
         text = (f"Data: Minari datasets, collected in gymnasium's {env}, the environment "
                 "evaluation runs in; not D4RL's v2 data.")
         return f"{text} {V5_VS_D4RL}." if mujoco else text
+    env = sources.env_id(task, "d4rl") if task in sources.TASKS else task
     text = (f"Data: D4RL-format HDF5 files (D4RL's own are v2, collected in the v2 MuJoCo "
             f"environments of gym + mujoco-py); evaluation runs in gymnasium's {env}.")
     if task == "walker2d":
-        text += (" Walker2d-v5 differs from D4RL's Walker2d-v2 (both feet friction 0.9; "
-                 "v2's left foot 1.9): the policy is scored in a slightly different "
+        text += (" Walker2d-v5 differs from D4RL's Walker2d-v2 (both feet friction 1.9; "
+                 "v2's right foot 0.9): the policy is scored in a slightly different "
                  "environment than its data came from.")
+    if task == "ant":
+        text += (" Ant-v4 with contact forces has the 111 observation dimensions of D4RL's "
+                 "ant data (Ant-v5 has 105).")
     return text
 
 

@@ -57,3 +57,23 @@ def test_generated_files_are_written_once_and_assembled_normalised(tmp_path):
                                           ("good",))
     assert set(good_only.sets) == {"good"} and len(good_only.hidden_expert) == 0
     np.testing.assert_array_equal(good_only.sets["good"].actions, data.sets["good"].actions)
+
+
+def test_d4rl_ant_data_are_evaluated_where_their_111_dimensions_come_from(tmp_path):
+    """D4RL's ant-v2 files have 111 observation dimensions: Ant-v5 (105) refuses them,
+    Ant-v4 with contact forces (111) takes them, keyword arguments and all."""
+    from raystudy.algorithms.imitation.rollouts import make_env
+
+    assert sources.env_id("ant") == "Ant-v5"
+    d4rl_env = sources.env_id("ant", "d4rl")
+    assert make_env(d4rl_env).observation_space.shape == (111,)
+    assert make_env("Ant-v5").observation_space.shape == (105,)
+    assert sources.env_id("hopper", "d4rl") == "Hopper-v5"
+    path = tmp_path / "ant_expert-v2.hdf5"
+    with h5py.File(path, "w") as f:
+        f["observations"] = np.zeros((4, 111), np.float32)
+        f["actions"] = np.zeros((4, 8), np.float32)
+        f["rewards"] = np.zeros(4, np.float32)
+        f["terminals"] = np.zeros(4, bool)
+        f["timeouts"] = np.array([0, 0, 0, 1], bool)
+    sources.check_sources("d4rl", "ant", {"expert": str(path)})   # was refused: 105 x 8
