@@ -3,8 +3,8 @@ their real producers write them (numpy, anndata, h5py in D4RL's layout, Minari's
 geom-gcn's text files), for tests/studies/test_paper_profiles.py.
 
 Writers that other tests already have are imported from them: MNIST's IDX files
-(tests/algorithms/plasticity), Planetoid, Airports and roman-empire raw files (tests/algorithms/graph_transfer)
-and LCBench's JSON (tests/studies/test_empirical_gp.py).
+(tests/algorithms/plasticity), Planetoid, Airports and roman-empire raw files
+(tests/algorithms/graph_transfer) and LCBench's JSON (tests/studies/test_empirical_gp.py).
 """
 
 from __future__ import annotations
