@@ -289,9 +289,11 @@ class Corpus:
                                              pad, int(keep.sum())))
                 start += B * n
         self.r0 = r0                                                       # (N',)
+        self.r0_mm = r0.to(self.matmul_dtype)
         self.V_T = V_T.to(self.matmul_dtype)                               # (N', M)
-        self._P = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
-        self._Y = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
+        self._P = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)  # P, then Y
+        self._offset: list[Tensor] = []
+        self._offset_noise: float | None = None
 
     @property
     def rows(self) -> int:
@@ -309,46 +311,67 @@ class Corpus:
         """
         M, dt, mm, basis = self.M, self.dtype, self.matmul_dtype, self.basis
         R = safe_cholesky(Sigma) if frame is None else frame
-        loglik = a_sq = trace_inv = 0.0
-        vs = []
+        a_sq = trace_inv = 0.0
+        vs, sums = [], []
         with torch.no_grad():
             F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
             f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
                                               upper=False)                  # L^-1 (mu - m(Z))
             P = times_triangular(self.V_T, F.to(mm), out=self._P)          # P_i = V_i^T F
-            r = self.r0 - (self.V_T @ f.to(mm)).squeeze(-1).to(dt)         # r_i, all datasets
-            for g in self.groups:
+            r = torch.addmv(self.r0_mm, self.V_T, f.squeeze(-1).to(mm), alpha=-1)  # r_i
+            for g, A0 in zip(self.groups, self._offsets(noise), strict=True):
                 B, n = g.r0.shape
                 P_g = P[g.rows].view(B, n, M)
-                A = (P_g @ P_g.mT).to(dt) + g.Lam
-                diag = A.diagonal(dim1=-2, dim2=-1)         # A_i = P_i P_i^T + Lam + s2 I
-                diag.add_(noise if g.pad is None else noise * (1 - g.pad) + g.pad)  # pads: A = I
-                L = safe_cholesky(A)
-                r_g = r[g.rows].view(B, n, 1)
-                logdet = 2 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
+                A = torch.baddbmm(A0, P_g, P_g.mT)           # A_i = P_i P_i^T + Lam + s2 I
+                L = self._factor(A)
+                z = torch.linalg.solve_triangular(L, r[g.rows].view(B, n, 1), upper=False)
+                sums.append(torch.stack([(z * z).sum(dtype=torch.float64),    # z_i = L_i^-1 r_i
+                                         L.diagonal(dim1=-2, dim2=-1).log().sum(
+                                             dtype=torch.float64)]))
                 if not need_moments:
-                    z = torch.linalg.solve_triangular(L, r_g, upper=False)
-                    loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
                     continue
-                eye = torch.eye(n, dtype=dt, device=L.device).expand(B, n, n)
-                L_inv = torch.linalg.solve_triangular(L, eye, upper=False)   # L_i^-1
-                z = L_inv @ r_g                                             # z_i = L_i^-1 r_i
-                Y_g = torch.matmul(L_inv.to(mm), P_g, out=self._Y[g.rows].view(B, n, M))
-                vs.append((z.mT.to(mm) @ Y_g).squeeze(-2).to(dt))          # v_i = Y_i^T z_i
-                loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
+                Y_g = torch.linalg.solve_triangular(L, P_g, upper=False, out=P_g)  # Y_i, in P
+                vs.append((z.mT @ Y_g).squeeze(-2))                         # v_i = Y_i^T z_i
                 if need_noise:
+                    eye = torch.eye(n, dtype=L.dtype, device=L.device).expand(B, n, n)
+                    L_inv = torch.linalg.solve_triangular(L, eye, upper=False)   # L_i^-1
                     a = L_inv.mT @ z                                        # a_i = A_i^-1 r_i
-                    a_sq += float((a * a).sum())
-                    trace_inv += float((L_inv * L_inv).sum())   # tr A_i^-1 = |L_i^-1|_F^2
+                    a_sq += float((a * a).sum(dtype=torch.float64))
+                    trace_inv += float((L_inv * L_inv).sum(dtype=torch.float64))  # |L_i^-1|_F^2
                     if g.pad is not None:
                         trace_inv -= float(g.pad.sum())             # pads: A^-1 = I there
+            zz, half_logdet = torch.stack(sums).sum(0).tolist()
+            loglik = -0.5 * (zz + 2 * half_logdet + self.n_obs * LOG_2PI)
             if not need_moments:
                 return SufficientStats(self.count, self.n_obs, None, None, None, None, loglik,
                                        a_sq, trace_inv)
-            v = torch.cat(vs)                                               # (S, M)
-            H = gram(self._Y).to(dt)                                        # sum_i Y_i^T Y_i
+            v = torch.cat(vs).to(dt)                                        # (S, M)
+            H = gram(P).to(dt)                                              # sum_i Y_i^T Y_i
         return SufficientStats(self.count, self.n_obs, R, v.sum(0), v.mT @ v, H, loglik, a_sq,
                                trace_inv)
+
+    def _offsets(self, noise: float) -> list[Tensor]:
+        """Lambda_i + s2 I per group (identity at padded rows), in the products' dtype.
+
+        Kept between E-steps with the same noise (every E-step unless it is learned).
+        """
+        if self._offset_noise != noise:
+            self._offset = []
+            for g in self.groups:
+                A0 = g.Lam.clone()
+                A0.diagonal(dim1=-2, dim2=-1).add_(
+                    noise if g.pad is None else noise * (1 - g.pad) + g.pad)
+                self._offset.append(A0.to(self.matmul_dtype))
+            self._offset_noise = noise
+        return self._offset
+
+    def _factor(self, A: Tensor) -> Tensor:
+        """Cholesky factors of A (B, n, n) in its dtype; where that fails, the jittered
+        ``safe_cholesky`` in the reference dtype (float32 products, ill-conditioned A_i)."""
+        L, info = torch.linalg.cholesky_ex(A)
+        if bool((info > 0).any()):
+            L = safe_cholesky(A.to(self.dtype)).to(A.dtype)
+        return L
 
 
 def loop_statistics(datasets: list[Dataset], basis: ShiftBasis, mu: Tensor, Sigma: Tensor,
