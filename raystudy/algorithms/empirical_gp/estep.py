@@ -348,7 +348,7 @@ class Corpus:
                                        a_sq, trace_inv)
             v = torch.cat(vs).to(dt)                                        # (S, M)
             H = gram(P).to(dt)                                              # sum_i Y_i^T Y_i
-        return SufficientStats(self.count, self.n_obs, R, v.sum(0), v.mT @ v, H, loglik, a_sq,
+        return SufficientStats(self.count, self.n_obs, R, v.sum(0), gram(v), H, loglik, a_sq,
                                trace_inv)
 
     def _offsets(self, noise: float) -> list[Tensor]:
