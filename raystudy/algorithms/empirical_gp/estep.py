@@ -315,10 +315,13 @@ class Corpus:
         a_sq = trace_inv = 0.0
         vs, sums = [], []
         with torch.no_grad():
-            F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
             f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
                                               upper=False)                  # L^-1 (mu - m(Z))
-            P = times_triangular(self.V_T, F.to(mm), out=self._P)          # P_i = V_i^T F
+            if torch.equal(R, basis.L):               # Sigma = K_ZZ (EM's start): F = I
+                P = self._P.copy_(self.V_T)
+            else:
+                F = torch.linalg.solve_triangular(basis.L, R, upper=False)  # L^-1 R
+                P = times_triangular(self.V_T, F.to(mm), out=self._P)      # P_i = V_i^T F
             r = torch.addmv(self.r0_mm, self.V_T, f.squeeze(-1).to(mm), alpha=-1)  # r_i
             for g, A0 in zip(self.groups, self._offsets(noise), strict=True):
                 B, n = g.r0.shape
