@@ -265,13 +265,12 @@ class Corpus:
         with torch.no_grad():
             X = torch.cat([datasets[i][0] for i in order])                 # (N, d)
             Y = torch.cat([datasets[i][1] for i in order])                 # (N,)
-            V_T = basis.whitened_rows(X)                                   # V^T (N, M)
+            V_T = basis.whitened_rows(X, dtype=self.matmul_dtype)         # V^T (N, M)
             r0 = Y - basis.m(X)                                            # y_i - m(X_i)
             if rows > len(Y):                                              # padding: zero rows
                 V_T, r0, X = (torch.zeros(rows, *t.shape[1:], dtype=t.dtype).index_put_(
                     (real,), t) for t in (V_T, r0, X))
                 X[~real] = Z[0]                                            # any valid location
-            V_mm = V_T.to(self.matmul_dtype)
             self.groups = []
             start = 0
             for n, members in sorted(by_size.items()):
@@ -279,7 +278,7 @@ class Corpus:
                 part = slice(start, start + B * n)
                 keep = real[part].view(B, n).to(Z.dtype)
                 Xg = X[part].view(B, n, -1)
-                Vg = V_mm[part].view(B, n, M).mT                           # (B, M, n)
+                Vg = V_T[part].view(B, n, M).mT                            # (B, M, n)
                 Lam = basis.residual(Xg, Xg, Vg, Vg)    # Lambda_i (Eq. shift), K - V^T V in dt
                 pad = None
                 if not bool(keep.all()):
@@ -291,7 +290,7 @@ class Corpus:
                 start += B * n
         self.r0 = r0                                                       # (N',)
         self.r0_mm = r0.to(self.matmul_dtype)
-        self.V_T = V_mm                                                    # (N', M)
+        self.V_T = V_T                                                     # (N', M)
         self._P = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)  # P, then Y
         self._offset: list[Tensor] = []
         self._offset_noise: float | None = None

@@ -1,4 +1,5 @@
-"""The fused Matern/RBF evaluation of ShiftBasis.k against GPyTorch's kernels."""
+"""The precomputation: the fused Matern/RBF kernel of ShiftBasis.k against GPyTorch,
+V^T computed block-wise in float64 and rounded to float32."""
 
 import gpytorch
 import numpy as np
@@ -48,3 +49,13 @@ def test_other_kernels_go_through_gpytorch():
     basis = ShiftBasis(Z, periodic)
     with torch.no_grad():
         np.testing.assert_allclose(basis.k(Z, Z), periodic(Z, Z).to_dense(), atol=1e-12)
+
+
+def test_float32_whitened_rows_are_the_float64_ones_rounded():
+    Z = torch.linspace(0, 1, 30, dtype=DT).unsqueeze(-1)
+    basis = ShiftBasis(Z, make("matern-2.5", 1))
+    x = torch.rand(50, 1, generator=torch.Generator().manual_seed(3), dtype=DT)
+    exact = basis.whitened_rows(x, chunk=7)
+    single = basis.whitened_rows(x, chunk=7, dtype=torch.float32)
+    assert single.dtype == torch.float32
+    assert torch.equal(single, exact.to(torch.float32))
