@@ -348,10 +348,10 @@ class Corpus:
             if not need_moments:
                 return SufficientStats(self.count, self.n_obs, None, None, None, None, loglik,
                                        a_sq, trace_inv)
-            v = torch.cat(vs).to(dt)                                        # (S, M)
+            v = torch.cat(vs)                                               # (S, M)
             H = gram(P).to(dt)                                              # sum_i Y_i^T Y_i
-        return SufficientStats(self.count, self.n_obs, R, v.sum(0), gram(v), H, loglik, a_sq,
-                               trace_inv)
+        return SufficientStats(self.count, self.n_obs, R, v.sum(0, dtype=dt), gram(v).to(dt),
+                               H, loglik, a_sq, trace_inv)
 
     def _offsets(self, noise: float) -> list[Tensor]:
         """Lambda_i + s2 I per group (identity at padded rows), in the products' dtype.
