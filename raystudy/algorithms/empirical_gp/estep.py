@@ -44,7 +44,8 @@ Layout (``Corpus``): datasets sorted by size, all their rows stacked into one (N
 matrix, so the two products that cost O(N M^2) -- :math:`P = V^\top F` and
 :math:`H = \mathbf{Y}^\top \mathbf{Y}` for the (N, M) stack of all :math:`Y_i` -- are one
 GEMM each over all datasets; everything per dataset is O(n_i^2 M) (:math:`P_i P_i^\top`,
-:math:`L_i^{-1} P_i`) or O(n_i^3), batched per size group, or per bucket of sizes padded
+:math:`Y_i = L_i^{-1} P_i`, a triangular solve written over :math:`P_i`, so that H is the
+Gram matrix of the same buffer) or O(n_i^3), batched per size group, or per bucket of sizes padded
 to the bucket's largest (``bucket_width``; padded rows have :math:`V^\top = 0`, r = 0 and
 A = I there, so they add nothing). Measured on one thread (``bench/egp.py``, section
 "layout"), per-size groups are the fastest: padding adds O(n^2 M) and O(n^3) work per
@@ -91,8 +92,8 @@ def check_datasets(datasets, reference_points: Tensor, check_range: bool = True
         if not isinstance(item, (list, tuple)) or len(item) != 2:
             shape_error = (i, f"datasets[{i}] is not an (x, y) pair")
             break
-        x = as_inputs(torch.as_tensor(item[0]).to(Z), d)
-        y = torch.as_tensor(item[1]).to(Z)
+        x = as_inputs(torch.as_tensor(item[0], dtype=Z.dtype, device=Z.device), d)
+        y = torch.as_tensor(item[1], dtype=Z.dtype, device=Z.device)
         if y.dim() == 2 and y.shape[-1] == 1:
             y = y[:, 0]
         if x.dim() != 2 or x.shape[1] != d or y.dim() != 1 or x.shape[0] != y.shape[0]:
@@ -228,18 +229,23 @@ class Corpus:
     ``V_T`` (rows (N', M), the whitened rows :math:`V^\top = K(X, Z) L^{-\top}` of all
     datasets), ``Lambda`` and ``r0`` = y - m(X) depend only on the base GP and the
     locations, so they are computed once per fit, all datasets at once: one kernel call
-    K(X, Z) for every location, one GEMM with :math:`L^{-1}`, one batched K(X_i, X_i) per
-    group. Datasets are sorted into groups by size; ``bucket_width`` > 1 pads the sizes of a
+    K(X, Z) for every location, one triangular product with :math:`L^{-\top}` (both in
+    blocks of rows, ``ShiftBasis.whitened_rows``), one batched K(X_i, X_i) per group.
+    Datasets are sorted into groups by size; ``bucket_width`` > 1 pads the sizes of a
     bucket to its largest (padded rows of V^T are zero and padded diagonal entries of A_i
     are 1, so the statistics are unchanged) for fewer, larger groups. The E-step's two large
     products, :math:`P = V^\top F` and :math:`H = \mathbf{Y}^\top \mathbf{Y}`, run over all
     N' rows at once; only the n x n algebra is per group.
 
-    ``matmul_dtype`` (default: the reference points' dtype) is the precision of V^T, P and
-    Y and of the products with them; A_i's factorisation, r, z, the sums and the M-step
-    stay in the reference dtype. ``torch.float32`` about halves the time of a float64 fit
-    and moves the statistics by about 1e-6 relative (see ``bench/egp.py``); keep float64
-    for exact comparisons.
+    ``matmul_dtype`` (default: the reference points' dtype) is the precision of V^T, P, Y,
+    r, z and of the per-dataset n x n algebra (A_i, its Cholesky factor, the solves;
+    where a float32 factorisation fails, that group is factorised in the reference dtype
+    with ``safe_cholesky``'s jitter). V^T and Lambda_i are computed in float64 and rounded
+    once (Lambda_i = K(X_i, X_i) - V_i^T V_i with the rounded V_i, an error of the size of
+    P_i P_i^T's own); sums are accumulated in float64 and the M-step stays in the reference
+    dtype. ``torch.float32`` takes about 0.6x the time of a float64 fit and moves the
+    statistics by about 1e-6 relative, the learned covariance by about 3e-7 (see
+    ``bench/egp.py``); keep float64 for exact comparisons.
     """
 
     def __init__(self, datasets: list[Dataset], basis: ShiftBasis, bucket_width: int = 1,
