@@ -44,7 +44,8 @@ Layout (``Corpus``): datasets sorted by size, all their rows stacked into one (N
 matrix, so the two products that cost O(N M^2) -- :math:`P = V^\top F` and
 :math:`H = \mathbf{Y}^\top \mathbf{Y}` for the (N, M) stack of all :math:`Y_i` -- are one
 GEMM each over all datasets; everything per dataset is O(n_i^2 M) (:math:`P_i P_i^\top`,
-:math:`L_i^{-1} P_i`) or O(n_i^3), batched per size group, or per bucket of sizes padded
+:math:`Y_i = L_i^{-1} P_i`, a triangular solve written over :math:`P_i`, so that H is the
+Gram matrix of the same buffer) or O(n_i^3), batched per size group, or per bucket of sizes padded
 to the bucket's largest (``bucket_width``; padded rows have :math:`V^\top = 0`, r = 0 and
 A = I there, so they add nothing). Measured on one thread (``bench/egp.py``, section
 "layout"), per-size groups are the fastest: padding adds O(n^2 M) and O(n^3) work per
@@ -91,8 +92,8 @@ def check_datasets(datasets, reference_points: Tensor, check_range: bool = True
         if not isinstance(item, (list, tuple)) or len(item) != 2:
             shape_error = (i, f"datasets[{i}] is not an (x, y) pair")
             break
-        x = as_inputs(torch.as_tensor(item[0]).to(Z), d)
-        y = torch.as_tensor(item[1]).to(Z)
+        x = as_inputs(torch.as_tensor(item[0], dtype=Z.dtype, device=Z.device), d)
+        y = torch.as_tensor(item[1], dtype=Z.dtype, device=Z.device)
         if y.dim() == 2 and y.shape[-1] == 1:
             y = y[:, 0]
         if x.dim() != 2 or x.shape[1] != d or y.dim() != 1 or x.shape[0] != y.shape[0]:
@@ -228,18 +229,23 @@ class Corpus:
     ``V_T`` (rows (N', M), the whitened rows :math:`V^\top = K(X, Z) L^{-\top}` of all
     datasets), ``Lambda`` and ``r0`` = y - m(X) depend only on the base GP and the
     locations, so they are computed once per fit, all datasets at once: one kernel call
-    K(X, Z) for every location, one GEMM with :math:`L^{-1}`, one batched K(X_i, X_i) per
-    group. Datasets are sorted into groups by size; ``bucket_width`` > 1 pads the sizes of a
+    K(X, Z) for every location, one triangular product with :math:`L^{-\top}` (both in
+    blocks of rows, ``ShiftBasis.whitened_rows``), one batched K(X_i, X_i) per group.
+    Datasets are sorted into groups by size; ``bucket_width`` > 1 pads the sizes of a
     bucket to its largest (padded rows of V^T are zero and padded diagonal entries of A_i
     are 1, so the statistics are unchanged) for fewer, larger groups. The E-step's two large
     products, :math:`P = V^\top F` and :math:`H = \mathbf{Y}^\top \mathbf{Y}`, run over all
     N' rows at once; only the n x n algebra is per group.
 
-    ``matmul_dtype`` (default: the reference points' dtype) is the precision of V^T, P and
-    Y and of the products with them; A_i's factorisation, r, z, the sums and the M-step
-    stay in the reference dtype. ``torch.float32`` about halves the time of a float64 fit
-    and moves the statistics by about 1e-6 relative (see ``bench/egp.py``); keep float64
-    for exact comparisons.
+    ``matmul_dtype`` (default: the reference points' dtype) is the precision of V^T, P, Y,
+    r, z and of the per-dataset n x n algebra (A_i, its Cholesky factor, the solves;
+    where a float32 factorisation fails, that group is factorised in the reference dtype
+    with ``safe_cholesky``'s jitter). V^T and Lambda_i are computed in float64 and rounded
+    once (Lambda_i = K(X_i, X_i) - V_i^T V_i with the rounded V_i, an error of the size of
+    P_i P_i^T's own); sums are accumulated in float64 and the M-step stays in the reference
+    dtype. ``torch.float32`` takes about 0.6x the time of a float64 fit and moves the
+    statistics by about 1e-6 relative, the learned covariance by about 3e-7 (see
+    ``bench/egp.py``); keep float64 for exact comparisons.
     """
 
     def __init__(self, datasets: list[Dataset], basis: ShiftBasis, bucket_width: int = 1,
@@ -265,7 +271,7 @@ class Corpus:
         with torch.no_grad():
             X = torch.cat([datasets[i][0] for i in order])                 # (N, d)
             Y = torch.cat([datasets[i][1] for i in order])                 # (N,)
-            V_T = basis.whitened_rows(X)                                   # V^T (N, M)
+            V_T = basis.whitened_rows(X, dtype=self.matmul_dtype)         # V^T (N, M)
             r0 = Y - basis.m(X)                                            # y_i - m(X_i)
             if rows > len(Y):                                              # padding: zero rows
                 V_T, r0, X = (torch.zeros(rows, *t.shape[1:], dtype=t.dtype).index_put_(
@@ -279,7 +285,7 @@ class Corpus:
                 keep = real[part].view(B, n).to(Z.dtype)
                 Xg = X[part].view(B, n, -1)
                 Vg = V_T[part].view(B, n, M).mT                            # (B, M, n)
-                Lam = basis.residual(Xg, Xg, Vg, Vg)                       # Lambda_i (Eq. shift)
+                Lam = basis.residual(Xg, Xg, Vg, Vg)    # Lambda_i (Eq. shift), K - V^T V in dt
                 pad = None
                 if not bool(keep.all()):
                     Lam = Lam * (keep.unsqueeze(-1) * keep.unsqueeze(-2))
@@ -289,9 +295,11 @@ class Corpus:
                                              pad, int(keep.sum())))
                 start += B * n
         self.r0 = r0                                                       # (N',)
-        self.V_T = V_T.to(self.matmul_dtype)                               # (N', M)
-        self._P = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
-        self._Y = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)
+        self.r0_mm = r0.to(self.matmul_dtype)
+        self.V_T = V_T                                                     # (N', M)
+        self._P = torch.empty(rows, M, dtype=self.matmul_dtype, device=Z.device)  # P, then Y
+        self._offset: list[Tensor] = []
+        self._offset_noise: float | None = None
 
     @property
     def rows(self) -> int:
@@ -309,46 +317,70 @@ class Corpus:
         """
         M, dt, mm, basis = self.M, self.dtype, self.matmul_dtype, self.basis
         R = safe_cholesky(Sigma) if frame is None else frame
-        loglik = a_sq = trace_inv = 0.0
-        vs = []
+        a_sq = trace_inv = 0.0
+        vs, sums = [], []
         with torch.no_grad():
-            F = torch.linalg.solve_triangular(basis.L, R, upper=False)     # L^-1 R
             f = torch.linalg.solve_triangular(basis.L, (mu - basis.m_Z).unsqueeze(-1),
                                               upper=False)                  # L^-1 (mu - m(Z))
-            P = times_triangular(self.V_T, F.to(mm), out=self._P)          # P_i = V_i^T F
-            r = self.r0 - (self.V_T @ f.to(mm)).squeeze(-1).to(dt)         # r_i, all datasets
-            for g in self.groups:
+            if torch.equal(R, basis.L):               # Sigma = K_ZZ (EM's start): F = I
+                P = self._P.copy_(self.V_T)
+            else:
+                F = torch.linalg.solve_triangular(basis.L, R, upper=False)  # L^-1 R
+                P = times_triangular(self.V_T, F.to(mm), out=self._P)      # P_i = V_i^T F
+            r = torch.addmv(self.r0_mm, self.V_T, f.squeeze(-1).to(mm), alpha=-1)  # r_i
+            for g, A0 in zip(self.groups, self._offsets(noise), strict=True):
                 B, n = g.r0.shape
                 P_g = P[g.rows].view(B, n, M)
-                A = (P_g @ P_g.mT).to(dt) + g.Lam
-                diag = A.diagonal(dim1=-2, dim2=-1)         # A_i = P_i P_i^T + Lam + s2 I
-                diag.add_(noise if g.pad is None else noise * (1 - g.pad) + g.pad)  # pads: A = I
-                L = safe_cholesky(A)
-                r_g = r[g.rows].view(B, n, 1)
-                logdet = 2 * torch.log(L.diagonal(dim1=-2, dim2=-1)).sum()
+                A = torch.baddbmm(A0, P_g, P_g.mT)           # A_i = P_i P_i^T + Lam + s2 I
+                L = self._factor(A)
+                z = torch.linalg.solve_triangular(L, r[g.rows].view(B, n, 1), upper=False)
+                sums.append(torch.stack([(z * z).sum(dtype=torch.float64),    # z_i = L_i^-1 r_i
+                                         L.diagonal(dim1=-2, dim2=-1).log().sum(
+                                             dtype=torch.float64)]))
                 if not need_moments:
-                    z = torch.linalg.solve_triangular(L, r_g, upper=False)
-                    loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
                     continue
-                eye = torch.eye(n, dtype=dt, device=L.device).expand(B, n, n)
-                L_inv = torch.linalg.solve_triangular(L, eye, upper=False)   # L_i^-1
-                z = L_inv @ r_g                                             # z_i = L_i^-1 r_i
-                Y_g = torch.matmul(L_inv.to(mm), P_g, out=self._Y[g.rows].view(B, n, M))
-                vs.append((z.mT.to(mm) @ Y_g).squeeze(-2).to(dt))          # v_i = Y_i^T z_i
-                loglik -= 0.5 * (float((z * z).sum() + logdet) + g.count * LOG_2PI)
+                Y_g = torch.linalg.solve_triangular(L, P_g, upper=False, out=P_g)  # Y_i, in P
+                vs.append((z.mT @ Y_g).squeeze(-2))                         # v_i = Y_i^T z_i
                 if need_noise:
+                    eye = torch.eye(n, dtype=L.dtype, device=L.device).expand(B, n, n)
+                    L_inv = torch.linalg.solve_triangular(L, eye, upper=False)   # L_i^-1
                     a = L_inv.mT @ z                                        # a_i = A_i^-1 r_i
-                    a_sq += float((a * a).sum())
-                    trace_inv += float((L_inv * L_inv).sum())   # tr A_i^-1 = |L_i^-1|_F^2
+                    a_sq += float((a * a).sum(dtype=torch.float64))
+                    trace_inv += float((L_inv * L_inv).sum(dtype=torch.float64))  # |L_i^-1|_F^2
                     if g.pad is not None:
                         trace_inv -= float(g.pad.sum())             # pads: A^-1 = I there
+            zz, half_logdet = torch.stack(sums).sum(0).tolist()
+            loglik = -0.5 * (zz + 2 * half_logdet + self.n_obs * LOG_2PI)
             if not need_moments:
                 return SufficientStats(self.count, self.n_obs, None, None, None, None, loglik,
                                        a_sq, trace_inv)
             v = torch.cat(vs)                                               # (S, M)
-            H = gram(self._Y).to(dt)                                        # sum_i Y_i^T Y_i
-        return SufficientStats(self.count, self.n_obs, R, v.sum(0), v.mT @ v, H, loglik, a_sq,
-                               trace_inv)
+            H = gram(P).to(dt)                                              # sum_i Y_i^T Y_i
+        return SufficientStats(self.count, self.n_obs, R, v.sum(0, dtype=dt), gram(v).to(dt),
+                               H, loglik, a_sq, trace_inv)
+
+    def _offsets(self, noise: float) -> list[Tensor]:
+        """Lambda_i + s2 I per group (identity at padded rows), in the products' dtype.
+
+        Kept between E-steps with the same noise (every E-step unless it is learned).
+        """
+        if self._offset_noise != noise:
+            self._offset = []
+            for g in self.groups:
+                A0 = g.Lam.clone()
+                A0.diagonal(dim1=-2, dim2=-1).add_(
+                    noise if g.pad is None else noise * (1 - g.pad) + g.pad)
+                self._offset.append(A0.to(self.matmul_dtype))
+            self._offset_noise = noise
+        return self._offset
+
+    def _factor(self, A: Tensor) -> Tensor:
+        """Cholesky factors of A (B, n, n) in its dtype; where that fails, the jittered
+        ``safe_cholesky`` in the reference dtype (float32 products, ill-conditioned A_i)."""
+        L, info = torch.linalg.cholesky_ex(A)
+        if bool((info > 0).any()):
+            L = safe_cholesky(A.to(self.dtype)).to(A.dtype)
+        return L
 
 
 def loop_statistics(datasets: list[Dataset], basis: ShiftBasis, mu: Tensor, Sigma: Tensor,

@@ -51,12 +51,15 @@ def _blas(t: Tensor):
 
 
 def times_triangular(A: Tensor, T: Tensor, out: Tensor, lower: bool = True) -> Tensor:
-    """out = A T for A (N, M) and T (M, M) lower (or upper) triangular; ``out`` (N, M)."""
+    """out = A T for A (N, M) and T (M, M) lower (or upper) triangular; ``out`` (N, M)
+    may be A itself (in place)."""
     libraries = _blas(A)
     if libraries is None or not (out.is_contiguous() and T.dtype == A.dtype == out.dtype):
-        return torch.matmul(A, torch.tril(T) if lower else torch.triu(T), out=out)
+        T = torch.tril(T) if lower else torch.triu(T)
+        return out.copy_(A @ T) if out.is_set_to(A) else torch.matmul(A, T, out=out)
     blas, controller = libraries
-    out.copy_(A)
+    if not out.is_set_to(A):
+        out.copy_(A)
     trmm = getattr(blas, ROUTINES[A.dtype][0])
     # row-major (N, M) arrays are column-major (M, N): out^T := T^T out^T, in place
     with controller.limit(limits=torch.get_num_threads(), user_api="blas"):
