@@ -10,8 +10,10 @@
    ``matmul_dtype=torch.float32``, against BoTorch main's ``pretrain_em_prior`` (10
    iterations, same datasets) in the ``--botorch-python`` interpreter; ms per dataset
    per iteration, ratio, relative Frobenius error of both. Targets (one torch thread,
-   any CPU): >= 50x at S = 2,000, M = 100; >= 30x at S = 16,000, M = 100 and at
-   S = 2,000, M = 200; error within 2 % (relative) of BoTorch's. SKIP without BoTorch.
+   any CPU), for float32 products (the issue's "float32 where it keeps the accuracy";
+   float64 is printed as INFO): >= 50x at S = 2,000, M = 100; >= 30x at S = 16,000,
+   M = 100 and at S = 2,000, M = 200; error within 2 % (relative) of BoTorch's. SKIP
+   without BoTorch. BoTorch main's fit at S = 16,000 needs more than 24 GiB of memory.
 0b. Layout (``--only layout``): one E-step at S = 2,000 with per-size groups vs padded
    buckets of 5 sizes vs one padded group (``Corpus(bucket_width=...)``).
 
@@ -302,9 +304,13 @@ def report_e2e(rows: list[dict]) -> None:
                     f"({row[f'cpu_ratio_{label}']:.1f}x in CPU time), error "
                     f"{row[f'{label}_err']:.4f} vs {row['botorch_err']:.4f}" if has
                     else "no --botorch-python")
-            print(f"{verdict(has and target is not None, passed)} em_fit end to end "
-                  f"({label}) S = {row['S']}, M = {row['M']}: {note} (target >= {target}x, "
-                  "error within 2 % of BoTorch's; one torch thread, any CPU)")
+            # the speed target is for the fastest setting that keeps BoTorch's accuracy
+            # (float32 products, issue 19); float64 is printed beside it for reference
+            mark = verdict(has and target is not None, passed) if label == "f32mm" else "INFO"
+            print(f"{mark} em_fit end to end "
+                  f"({label}) S = {row['S']}, M = {row['M']}: {note} (target >= {target}x "
+                  "with float32 products, error within 2 % of BoTorch's; one torch thread, "
+                  "any CPU)")
 
 
 def bench_layout(reps: int) -> list[dict]:
