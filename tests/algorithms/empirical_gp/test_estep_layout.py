@@ -76,3 +76,20 @@ def test_float32_products_stay_close_to_float64():
         exact.covariance)
     assert rel < 1e-3
     np.testing.assert_allclose(mixed.log_likelihoods, exact.log_likelihoods, rtol=1e-4)
+
+
+def test_a_float32_factorisation_that_fails_falls_back_to_the_reference_dtype():
+    """A_i that float32 cannot factor (eigenvalues 1 and 1e-9) is factored in float64 with
+    safe_cholesky's jitter and rounded; the batch's other members are float32's own."""
+    data, basis, *_ = setting()
+    corpus = Corpus(data, basis, matmul_dtype=torch.float32)
+    g = torch.Generator().manual_seed(3)
+    Q, _ = torch.linalg.qr(torch.randn(4, 4, generator=g, dtype=DT))
+    hard = Q @ torch.diag(torch.tensor([1.0, 1.0, 1.0, 1e-9], dtype=DT)) @ Q.T
+    easy = torch.eye(4, dtype=DT) + 0.1 * torch.ones(4, 4, dtype=DT)
+    A = torch.stack([easy, hard]).to(torch.float32)
+    assert bool((torch.linalg.cholesky_ex(A).info > 0).any())       # float32 alone fails
+    L = corpus._factor(A)
+    assert L.dtype == torch.float32 and bool(torch.isfinite(L).all())
+    np.testing.assert_allclose((L @ L.mT).double(), A.double(), atol=1e-5)
+    np.testing.assert_allclose(L[0], torch.linalg.cholesky(A[0]), rtol=1e-5, atol=1e-6)
