@@ -116,7 +116,8 @@ CASES = {
     "contrastive_imitation": Case(
         "contrastive_imitation", _d4rl,
         {"train.steps": "4", "train.disc_steps": "2", "train.batch_size": "16",
-         "train.hidden": "16", "train.eval_every": "4", "train.eval_episodes": "2"},
+         "train.hidden": "16", "train.eval_every": "4", "train.eval_episodes": "2",
+         "data.slice_length": "6"},              # 10 bad slices of 6 of the 72 random steps
         expect=IMITATION_DATA),
     "empirical_gp": Case(
         "empirical_gp", _lcbench,
