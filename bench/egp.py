@@ -312,7 +312,7 @@ def botorch_e2e(python: str, S: int, M_: int) -> dict:
     if done.returncode != 0:
         last = (done.stderr.strip().splitlines() or ["no output"])[-1]
         return {"failed": f"BoTorch main's fit at S = {S}, M = {M_} failed under a "
-                          f"{cap / 2**30:.0f} GiB memory cap ({last[:120]})"}
+                          f"{cap / 2**30:.1f} GiB memory cap ({last[:120]})"}
     return json.loads(done.stdout.strip().splitlines()[-1])[0]
 
 
@@ -337,7 +337,8 @@ def report_e2e(rows: list[dict]) -> None:
             # (float32 products, issue 19); float64 is printed beside it for reference
             mark = verdict(has and target is not None, passed) if label == "f32mm" else "INFO"
             print(f"{mark} em_fit end to end "
-                  f"({label}) S = {row['S']}, M = {row['M']}: {note} (target >= {target}x "
+                  f"({label}) S = {row['S']}, M = {row['M']}: {note} ("
+                  f"{'no target for this size' if target is None else f'target >= {target}x'} "
                   "with float32 products, error within 2 % of BoTorch's; one torch thread, "
                   "any CPU)")
 
