@@ -16,13 +16,28 @@ so the test is raystudy's reconstruction: see ``harmonic_test.py`` and
   (``tables.py``); one Monte Carlo batch: :func:`run_batch` (``batch.py``).
 """
 
+from .directional import mean_direction_test
+from .dirichlet import dirichlet_lrt_test, dirichlet_mle
 from .gegenbauer import gegenbauer_coefficients, harmonic_kernel
 from .harmonic_test import two_sample_test
+from .kernel_baselines import cross_mmd_test, energy_permutation_test, mmd_permutation_test
+from .logratio import cao_lin_li_test, clr, hotelling_test, ilr, james_test
 from .samples import TwoSampleResult
 
 __all__ = [
     "TwoSampleResult",
+    "cao_lin_li_test",
+    "clr",
+    "cross_mmd_test",
+    "dirichlet_lrt_test",
+    "dirichlet_mle",
+    "energy_permutation_test",
     "gegenbauer_coefficients",
     "harmonic_kernel",
+    "hotelling_test",
+    "ilr",
+    "james_test",
+    "mean_direction_test",
+    "mmd_permutation_test",
     "two_sample_test",
 ]
