@@ -16,28 +16,42 @@ so the test is raystudy's reconstruction: see ``harmonic_test.py`` and
   (``tables.py``); one Monte Carlo batch: :func:`run_batch` (``batch.py``).
 """
 
+from .batch import METHODS, BatchResult, default_methods, run_batch, run_method
 from .directional import mean_direction_test
 from .dirichlet import dirichlet_lrt_test, dirichlet_mle
 from .gegenbauer import gegenbauer_coefficients, harmonic_kernel
+from .generators import FAMILIES, SAME_MEAN, Scenario, generate
 from .harmonic_test import two_sample_test
 from .kernel_baselines import cross_mmd_test, energy_permutation_test, mmd_permutation_test
 from .logratio import cao_lin_li_test, clr, hotelling_test, ilr, james_test
 from .samples import TwoSampleResult
+from .tables import CompositionTable, read_table
 
 __all__ = [
+    "FAMILIES",
+    "METHODS",
+    "SAME_MEAN",
+    "BatchResult",
+    "CompositionTable",
+    "Scenario",
     "TwoSampleResult",
     "cao_lin_li_test",
     "clr",
     "cross_mmd_test",
+    "default_methods",
     "dirichlet_lrt_test",
     "dirichlet_mle",
     "energy_permutation_test",
     "gegenbauer_coefficients",
+    "generate",
     "harmonic_kernel",
     "hotelling_test",
     "ilr",
     "james_test",
     "mean_direction_test",
     "mmd_permutation_test",
+    "read_table",
+    "run_batch",
+    "run_method",
     "two_sample_test",
 ]
