@@ -48,9 +48,9 @@ exactly Chen & Qin's test on the kernel's feature vectors. Its normal limit need
 dimension: at a fixed truncation :math:`L` the null law is a weighted sum of centred
 chi-squares, right-skewed. A growing :math:`L` does not rescue it on a fixed sphere: the
 eigenvalues :math:`a_l / \dim H_l` decay fast enough that the ratio stays bounded (on
-:math:`S^2`, :math:`\mathrm{tr}\Sigma^2 \propto \sum_l a_l^2/(2l+1)` converges), and the
-measured null skewness at n = m = 200, Dir(2, 2, 2), is 1.8, 1.6, 1.6 at L = 5, 40 and
-untruncated (cross: -0.1 at each).
+:math:`S^2` under the uniform law :math:`\mathrm{tr}\Sigma^2 \propto \sum_l a_l^2/(2l+1)`
+converges), and the measured null skewness at n = m = 200, Dir(2, 2, 2), is 1.8, 1.6, 1.6
+at L = 5, 40 and untruncated (cross: -0.1 at each).
 
 A zero variance estimate (all points equal) gives :math:`T` = NaN.
 """
