@@ -71,13 +71,24 @@ def test_missing_local_data_is_one_line_exit_2_before_ray_starts(argv, message, 
 
 @pytest.mark.parametrize(
     "counts,code",
-    [({"finished": 1, "error": 2}, 0), ({"diverged": 1, "error": 1}, 0), ({"error": 3}, 1),
-     ({"finished": 2}, 0)],
+    [({"finished": 1, "error": 2}, 1), ({"diverged": 1, "error": 1}, 1), ({"error": 3}, 1),
+     ({"finished": 2}, 0), ({"finished": 1, "diverged": 2}, 0)],
 )
-def test_exit_code_is_1_only_when_every_trial_failed(tmp_path, counts, code):
+def test_exit_code_is_1_when_any_trial_errored(tmp_path, counts, code, capsys):
+    """A diverged trial is a result; an errored one fails the command, its file named."""
     import json
 
     from raystudy.cli import _exit_code
 
-    (tmp_path / "summary.json").write_text(json.dumps({"counts": counts}))
+    trials = [{"trial_id": f"t{i}", "status": "error", "error_file": f"t{i}/error.txt"}
+              for i in range(counts.get("error", 0))]
+    (tmp_path / "summary.json").write_text(json.dumps({"counts": counts, "trials": trials}))
     assert _exit_code(tmp_path) == code
+    err = capsys.readouterr().err
+    if code:
+        total = sum(counts.values())
+        assert err == (f"raystudy: {counts['error']} of {total} trial(s) failed; errors in "
+                       + ", ".join(str(tmp_path / f"t{i}" / "error.txt")
+                                   for i in range(counts["error"])) + "\n")
+    else:
+        assert err == ""

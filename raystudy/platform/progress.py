@@ -229,7 +229,8 @@ class ProgressView(Callback):
             self._draw(trials, force=False)
 
     def on_trial_error(self, iteration: int, trials: list[Any], trial: Any, **info: Any) -> None:
-        where = getattr(trial, "error_file", None) or getattr(trial, "path", "")
+        where = getattr(trial, "path", None)  # the trial's folder in the run folder
+        where = f"{where}/error.txt" if where else getattr(trial, "error_file", "")
         if self.screen is not None:
             self.screen.print(f"{PREFIX} trial {trial.trial_id} failed; details in {where}")
 

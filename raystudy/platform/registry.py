@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from raystudy.errors import UserError
-from raystudy.platform.study import Study
+from raystudy.platform.study import DataCommand, Study
 
 GROUP = "raystudy.studies"
 BUILTIN_DIST = "raystudy"
@@ -90,6 +90,24 @@ def describe(entry: StudyEntry) -> str:
     module = importlib.import_module(entry.module)
     doc = (module.__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
+
+
+def data_commands() -> dict[str, tuple[str, DataCommand]]:
+    """Every ``raystudy data`` command of the registered studies: ``{name: (study,
+    command)}``. Read from the entry module's ``DATA_COMMANDS`` where it has one (no
+    recipe imported), else from ``STUDY.data_commands``; a study that fails to load, or
+    lacks its extra, contributes none (``raystudy list`` names it)."""
+    found: dict[str, tuple[str, DataCommand]] = {}
+    for entry in entries():
+        try:
+            commands = getattr(importlib.import_module(entry.module), "DATA_COMMANDS", None)
+            if commands is None:
+                commands = load_entry(entry).data_commands
+        except Exception:  # a broken plugin must not hide the other studies' commands
+            continue
+        for command in commands:
+            found.setdefault(command.name, (entry.name, command))
+    return found
 
 
 # ---------------------------------------------------------------- extras

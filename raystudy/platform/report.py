@@ -200,6 +200,17 @@ def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     return to_flat_dict(base)
 
 
+def _error_file(trial: TrialRecord, run_dir: Path) -> str | None:
+    """A failed trial's error file, relative to the run folder (None when it did not fail)."""
+    if trial.status != "error" or trial.logdir is None:
+        return None
+    path = trial.logdir / "error.txt"
+    try:
+        return str(path.relative_to(run_dir))
+    except ValueError:
+        return str(path)
+
+
 def _previous_wall_time(summary_path: Path) -> float | None:
     """The wall time a previous report recorded; a corrupt summary is simply rebuilt."""
     try:
@@ -269,6 +280,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
         "primary_metric": {"name": study.primary.name, "mode": study.primary.mode},
         "trials": [
             {"trial_id": t.trial_id, "params": t.params, "status": t.status, "error": t.error,
+             "error_file": _error_file(t, run_dir),
              "metrics": {m.name: t.metric(m.name) for m in study.metrics}}
             for t in results.trials
         ],

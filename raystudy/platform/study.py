@@ -7,6 +7,7 @@ checkpoints, results, reports). A study never calls ``ray.init`` or builds a Tun
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -127,6 +128,23 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class DataCommand:
+    """A ``raystudy data NAME ...`` command a study contributes (a generator of its data).
+
+    ``add_arguments(parser)`` declares its flags on an argparse parser; ``run(args)`` does
+    the work and returns the line printed after ``raystudy: `` (what it wrote, where).
+    A ``UserError`` (``DataError``...) it raises is one line and exit code 2. Keep the
+    module that defines both light to import (heavy imports inside ``run``): ``raystudy
+    data`` reads every study's commands.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], str]
+
+
+@dataclass(frozen=True)
 class Study:
     """One study: everything the platform needs to run, sweep and report it.
 
@@ -143,6 +161,9 @@ class Study:
     not check from here (object storage, say), which the platform prints.
     ``memory_estimate(config)`` returns ``(bytes, detail)``: a trial's peak memory, so a
     typo such as a huge batch size is refused before it can take a node down.
+    ``data_commands`` are the ``raystudy data`` commands the study contributes (its data
+    generators); a study package also names them ``DATA_COMMANDS`` in the module its
+    entry point names, so ``raystudy data`` finds them without building every study.
     """
 
     name: str
@@ -156,6 +177,7 @@ class Study:
     memory_estimate: Callable[[Any], tuple[int, str]] | None = None
     reuse_actors: bool = True
     supports_workers: bool = True
+    data_commands: tuple[DataCommand, ...] = ()
     yaml_dir: Path | None = None
     """Folder with the study's ``profiles/`` and ``spaces/``; default: the folder of the
     module that defines ``train_loop`` (a study package, or a study file's folder)."""

@@ -73,6 +73,7 @@ from raystudy.studies.contrastive_imitation.data import (
     check_data,
     source_locations,
 )
+from raystudy.studies.contrastive_imitation.make_data import DATA_COMMANDS
 
 METHOD_CHOICES = (*METHODS, ORACLE, SAC)
 DATA_SOURCES = sources.SOURCES
@@ -435,4 +436,5 @@ STUDY = Study(
     analyze=analyze,
     datasets=ray_datasets,
     check_data=check_data,
+    data_commands=DATA_COMMANDS,
 )
