@@ -140,6 +140,10 @@ def build_parser(data_commands: dict[str, tuple[str, Any]] | None = None
     run = sub.add_parser("run", help="one training run of a study", add_help=False)
     _add_study_args(run)
     run.add_argument("--resume", action="store_true", help="resume the run named by --name")
+    run.add_argument("--in-process", action="store_true",
+                     help="run the loop in this process, without Ray or Tune: a debugging run "
+                     "in seconds where breakpoint(), pdb and profilers work; the same run "
+                     "folder (report, --resume, dashboard)")
 
     sweep = sub.add_parser("sweep", help="a Ray Tune sweep over a search space",
                            add_help=False)
@@ -330,6 +334,7 @@ def _request(args: argparse.Namespace, kind: str):
                       overrides=parse_set_args(args.overrides), compute=compute,
                       storage=args.storage, name=args.name)
     request.mlflow = args.mlflow
+    request.in_process = getattr(args, "in_process", False)
     request.optuna_storage = args.optuna_storage
     if kind == "sweep":
         request.space = args.space
@@ -374,7 +379,12 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command in ("run", "sweep"):
         from raystudy.platform.session import find_local_cluster
 
-        address = find_local_cluster(args.address)
+        in_process = getattr(args, "in_process", False)
+        if in_process:
+            from raystudy.platform.inprocess import refuse_ray_options
+
+            refuse_ray_options(args.workers, args.address, args.mlflow)
+        address = None if in_process else find_local_cluster(args.address)
         from raystudy.platform.runner import execute
 
         run_dir = execute(_request(args, args.command), resume=args.resume,

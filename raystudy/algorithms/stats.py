@@ -53,7 +53,6 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
 
 Alternative = Literal["two-sided", "greater", "less"]
 Direction = Literal["greater", "less", "within"]
@@ -291,6 +290,8 @@ def clustered_slope(x: Sequence[float], y: Sequence[float], clusters: Sequence[H
     intercept = float(cy.mean() - slope * cx.mean())
     residual = cy - (intercept + slope * cx)
     se = math.sqrt(float(residual @ residual) / (k - 2) / sxx)
+    from scipy import stats as sps  # here: scipy.stats takes a second to import
+
     half = float(sps.t.ppf((1 + level) / 2, k - 2)) * se
     if se > 0:
         p = float(2 * sps.t.sf(abs(slope) / se, k - 2))

@@ -33,15 +33,20 @@ STATUSES = ("finished", "diverged", "error", "unfinished")
 
 
 def _versions() -> dict[str, str]:
-    import ray
-    import torch
+    from importlib.metadata import PackageNotFoundError, version
 
     import raystudy
 
+    def installed(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "not installed"
+
     return {
         "raystudy": raystudy.__version__,
-        "ray": ray.__version__,
-        "torch": torch.__version__,
+        "ray": installed("ray"),
+        "torch": installed("torch"),
         "python": platform.python_version(),
     }
 

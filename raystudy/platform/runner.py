@@ -31,8 +31,8 @@ from typing import Any
 from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataError, UserError
 from raystudy.platform import preflight, storage
 from raystudy.platform.config import load_config, profile_sweep_defaults
-from raystudy.platform.optuna_mirror import open_storage, storage_url
-from raystudy.platform.progress import ProgressView, closing_line, driver_log
+from raystudy.platform.optuna_store import open_storage, storage_url
+from raystudy.platform.progress import closing_line, driver_log
 from raystudy.platform.registry import get_study, is_study_file
 from raystudy.platform.results import REQUEST_FILE
 from raystudy.platform.rundir import (
@@ -72,6 +72,7 @@ class Request:
     storage: str = "runs"
     name: str | None = None
     trial_max_failures: int = 0
+    in_process: bool = False  # the loop in the driver's own process, no Ray (`--in-process`)
     mlflow: bool = False  # log every trial to MLflow at file:<run_dir>/mlruns
     optuna_storage: str | None = None  # the dashboard database: None = <run_dir>/optuna.db
 
@@ -401,6 +402,8 @@ class Plan:
 
     def callbacks(self) -> tuple[Any, list[Any]]:
         """The disk guard, the placement watch (attached) and the progress view."""
+        from raystudy.platform.progress_view import ProgressView
+
         view = ProgressView(self.total, self.study.primary.name, self.study.primary.mode)
         disk = _disk_guard(self.request, self.root)
         watch = (_placement_watch(self.request, self.options.placement_timeout_s)
@@ -446,6 +449,10 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     """
     plan = Plan.validate(request, resume, Options(address, connect_timeout_s,
                                                   placement_timeout_s, cluster_config, verbose))
+    if plan.request.in_process:
+        from raystudy.platform.inprocess import run_in_process
+
+        return run_in_process(plan)
     plan.resolve_storage()
     plan.probe_cluster()
     os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "1")  # a killed driver loses <= 1 s
@@ -544,6 +551,9 @@ def _tuner(plan: Plan, callbacks: list[Any]):
     """The Tuner of the plan: restored from the run folder, or new."""
     from ray import tune
 
+    from raystudy.platform.registry import ship_study_files
+
+    ship_study_files()
     request, study, run = plan.request, plan.study, plan.run
     trainable = tune.with_resources(
         make_trainable(study, plan.config, request.compute, storage.join(run, "train")),
@@ -642,6 +652,8 @@ def _load_resumed(request: Request) -> Request:
         raise ConfigError(f"--resume: {request_file} is corrupt: {exc}") from None
     if not _same_study(saved.study, request.study):
         raise UserError(f"--resume: {run} is a {saved.study} run, not {request.study}")
+    if request.in_process and not saved.in_process:
+        raise UserError(f"--resume: {run} ran on Ray; resume it without --in-process")
     saved.study = request.study  # a study file may have moved (a job's working dir)
     saved.storage = request.storage
     saved.name = storage.name(run)

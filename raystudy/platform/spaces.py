@@ -26,8 +26,6 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from ray import tune
-
 from raystudy.errors import ConfigError
 from raystudy.platform.config import (
     check_rules,
@@ -155,6 +153,10 @@ def build_param_space(
     grid_size = 1
     parsed = parse_params(params, base_config)
     check_combinations(parsed, base_config)
+    if not parsed:
+        return space, grid_size  # a run: no Tune import needed (``run --in-process``)
+    from ray import tune
+
     for key, kind, values in parsed:
         if kind == "fixed":
             space[key] = values[0]
