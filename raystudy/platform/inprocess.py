@@ -322,4 +322,5 @@ def run_in_process(plan: Any) -> Path:
         record_trial(plan.optuna_url, plan.request.name, study.primary, folder.trial_id,
                      folder.history(), failed=folder.failed())  # the run's own: by dashboard
     write_events(folder)
-    return runner._finish(plan.request, str(run_dir), time.time() - plan.started)
+    runner._finish(plan.request, str(run_dir), time.time() - plan.started)
+    return run_dir

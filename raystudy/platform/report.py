@@ -122,6 +122,7 @@ def trials_table(results: RunResults, study: Study) -> Table:
                  note=f"sorted by {primary.name} ({primary.mode})")
 
 
+NO_CLAIM = "This study's analysis tested no claim on this run."
 CLAIM_COLUMNS = ["claim", "test", "effect [95 % CI]", "n", "p", "verdict"]
 
 
@@ -306,7 +307,8 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     figures = [(title, path.relative_to(out)) for title, path in analysis.figures]
     md = [f"# {study.name} report", ""]
     md += [f"- **{k}**: {v}" for k, v in header] + [""]
-    md.append(markdown_table(claims_table(analysis.claims), level=2))
+    md.append(markdown_table(claims_table(analysis.claims), level=2) if analysis.claims
+              else f"## Claim\n\n{NO_CLAIM}\n")
     md += [f"> {note}\n" for note in analysis.notes]
     md += [f"![{title}]({path})\n" for title, path in figures]
     md += [markdown_table(t) for t in tables]
@@ -316,7 +318,8 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]
     page += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in header]
     page.append("</ul>")
-    page.append(html_table(claims_table(analysis.claims), level=2))
+    page.append(html_table(claims_table(analysis.claims), level=2) if analysis.claims
+                else f"<h2>Claim</h2><p>{NO_CLAIM}</p>")
     page += [f"<blockquote>{html.escape(n)}</blockquote>" for n in analysis.notes]
     page += [f"<figure><img src='{p}' alt='{html.escape(t)}'><figcaption>{html.escape(t)}"
              "</figcaption></figure>" for t, p in figures]

@@ -355,6 +355,8 @@ def evaluate_seeds(env_id: str, make_policy: Any, seeds: list[int]) -> list[floa
 def train_expert(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
     """method=sac: train the task's SAC expert; expert.pt/medium.pt go to data.expert_dir."""
     t, reference = config.train, d4rl_reference(config.data.task)
+    if reference is None:  # validate() refuses such a task; a third party's call may not
+        raise ValueError(f"method=sac: no D4RL reference returns for {config.data.task}")
     args = sac.Args(env_id=sources.env_id(config.data.task), total_timesteps=t.steps,
                     seed=t.seed, eval_every=t.eval_every, eval_episodes=t.eval_episodes,
                     out_dir=config.data.expert_dir, device=str(ctx.device), threads=t.threads)
