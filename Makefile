@@ -24,12 +24,13 @@ postgres:
 demo: install
 	$(VENV)/bin/raystudy sweep optimizer_robustness --profile quick --space demo
 
-test: install postgres
-	$(VENV)/bin/ruff check raystudy tests bench
+test: lint postgres
 	$(PY) -m pytest -q tests
 
+# ruff, and mypy over the contract and every study written on it (pyproject.toml: [tool.mypy])
 lint: install
-	$(VENV)/bin/ruff check raystudy tests bench
+	$(VENV)/bin/ruff check raystudy tests bench examples
+	$(VENV)/bin/mypy
 
 clean:
 	rm -rf runs .pytest_cache

@@ -9,26 +9,51 @@ import argparse
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from raystudy.errors import Interrupted, UserError
+from raystudy.platform.cliargs import bounded as _number
 
 
-def _number(kind: type, low: float, high: float | None = None):
-    """An argparse type: ``kind`` (int or float) within [low, high], else one usage line."""
+class _Version(argparse.Action):
+    """``--version``: raystudy's; with ``-v`` before it, ray's, torch's and Python's too."""
 
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(
-                f"{text!r} is not {'an integer' if kind is int else 'a number'}") from None
-        if value != value or value < low or (high is not None and value > high):
-            bound = f">= {low:g}" if high is None else f"in [{low:g}, {high:g}]"
-            raise argparse.ArgumentTypeError(f"{text} must be {bound}")
-        return value
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        import raystudy
 
-    parse.__name__ = kind.__name__
-    return parse
+        lines = [f"raystudy {raystudy.__version__}"]
+        if getattr(namespace, "verbose_version", False) or {"-v", "--verbose"} & set(sys.argv):
+            import platform
+            from importlib.metadata import PackageNotFoundError, version
+
+            for dist in ("ray", "torch"):
+                try:
+                    lines.append(f"{dist} {version(dist)}")
+                except PackageNotFoundError:
+                    lines.append(f"{dist} not installed")
+            lines.append(f"python {platform.python_version()} ({sys.executable})")
+        parser.exit(0, "\n".join(lines) + "\n")
+
+
+class _StudyHelp(argparse.Action):
+    """``raystudy run STUDY --help``: the generic flags, then the study's config keys."""
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        study = getattr(namespace, "study", None)
+        if study:
+            try:
+                from raystudy.platform.registry import get_study
+                from raystudy.platform.show import describe_study, keys_text
+
+                info = describe_study(get_study(study))
+                parser.epilog = (f"config keys of {info['name']} (--set KEY=VALUE; type = "
+                                 f"default; `raystudy show {study}` for profiles and spaces):"
+                                 f"\n{keys_text(info)}")
+                parser.formatter_class = argparse.RawDescriptionHelpFormatter
+            except UserError as exc:
+                parser.epilog = f"({_one_line(str(exc))})"
+        parser.print_help()
+        parser.exit()
 
 
 class Parser(argparse.ArgumentParser):
@@ -68,6 +93,8 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_study_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("-h", "--help", action=_StudyHelp, nargs=0,
+                        help="show this help (after STUDY: with the study's config keys)")
     parser.add_argument("study", help="a study name (see `raystudy list`) or a study file, "
                         "path/to/my_study.py")
     parser.add_argument("--profile", default="quick",
@@ -85,13 +112,24 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
     _add_compute(parser)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(data_commands: dict[str, tuple[str, Any]] | None = None
+                 ) -> argparse.ArgumentParser:
+    """The whole command line; ``data_commands`` (``registry.data_commands()``) fill
+    ``raystudy data``, which only ``main`` reads when the command is ``data``."""
     parser = Parser(
         prog="raystudy", description="Run machine-learning studies on Ray: local or cluster."
     )
+    parser.add_argument("--version", action=_Version, nargs=0,
+                        help="print raystudy's version (with -v: ray's, torch's, Python's)")
+    parser.add_argument("-v", "--verbose", action="store_true", dest="verbose_version",
+                        help=argparse.SUPPRESS)
     sub = parser.add_subparsers(dest="command", required=True)
 
     sub.add_parser("list", help="list the studies (and where each comes from)")
+    show = sub.add_parser("show", help="what a study accepts: config keys (type, default, "
+                          "profile values, docs), profiles, spaces, data commands")
+    show.add_argument("study", help="a study name (see `raystudy list`) or a study file")
+    show.add_argument("--json", action="store_true", help="the same as JSON, for tools")
     cp = sub.add_parser("cp", help="copy a study (recipe, profiles, spaces) into a folder, "
                         "to start a variant: then `raystudy run DEST/NAME.py`")
     cp.add_argument("study", help="a registered study, e.g. optimizer_robustness")
@@ -99,11 +137,16 @@ def build_parser() -> argparse.ArgumentParser:
     cp.add_argument("--name", default=None,
                     help="the copy's study name (default: my_STUDY)")
 
-    run = sub.add_parser("run", help="one training run of a study")
+    run = sub.add_parser("run", help="one training run of a study", add_help=False)
     _add_study_args(run)
     run.add_argument("--resume", action="store_true", help="resume the run named by --name")
+    run.add_argument("--in-process", action="store_true",
+                     help="run the loop in this process, without Ray or Tune: a debugging run "
+                     "in seconds where breakpoint(), pdb and profilers work; the same run "
+                     "folder (report, --resume, dashboard)")
 
-    sweep = sub.add_parser("sweep", help="a Ray Tune sweep over a search space")
+    sweep = sub.add_parser("sweep", help="a Ray Tune sweep over a search space",
+                           add_help=False)
     _add_study_args(sweep)
     sweep.add_argument("--space", default=None,
                        help="search space: a shipped name or a YAML file (default: profile's)")
@@ -135,44 +178,22 @@ def build_parser() -> argparse.ArgumentParser:
     dashboard.add_argument("--host", default="127.0.0.1",
                            help="address to serve on (0.0.0.0: reachable from other hosts)")
 
-    data = sub.add_parser("data", help="make or inspect datasets")
-    data_sub = data.add_subparsers(dest="data_command", required=True)
-    tokens = data_sub.add_parser(
-        "make-tokens", help="tokenize local text files into train/val .npy sequences"
-    )
-    tokens.add_argument("out_dir")
-    tokens.add_argument("--source", default="stdlib",
-                        help="'stdlib' (Python's own sources) or a folder of text files")
-    tokens.add_argument("--seq-len", type=_number(int, 2), default=128)
-    tokens.add_argument("--max-bytes", type=_number(int, 1), default=20_000_000)
-    cells = data_sub.add_parser(
-        "make-anndata", help="write a synthetic Tahoe-like collection, one .h5ad per plate"
-    )
-    cells.add_argument("out_dir")
-    cells.add_argument("--cells", type=_number(int, 1), required=True, help="total cells")
-    cells.add_argument("--genes", type=_number(int, 1), required=True, help="genes per cell")
-    cells.add_argument("--plates", type=_number(int, 1), default=8,
-                       help="plate files (default 8)")
-    cells.add_argument("--density", type=_number(float, 1e-9, 1.0), default=0.1,
-                       help="fraction of non-zero counts, in (0, 1] (default 0.1)")
-    cells.add_argument("--seed", type=_number(int, 0), default=0)
-    offline = data_sub.add_parser(
-        "make-offline-rl", help="roll out a policy; write a D4RL-format HDF5 file and a "
-        "Minari dataset (in MINARI_DATASETS_PATH) with the reference returns")
-    offline.add_argument("out_dir")
-    offline.add_argument("--env", required=True, help="gymnasium id, e.g. Pendulum-v1")
-    offline.add_argument("--policy", required=True, choices=("expert", "medium", "random"))
-    offline.add_argument("--episodes", type=_number(int, 1), required=True)
-    offline.add_argument("--seed", type=_number(int, 0), default=0,
-                         help="reset seed of the first episode")
-    offline.add_argument("--expert-dir", default=None,
-                         help="MuJoCo tasks: folder with the SAC trainer's expert.pt, medium.pt")
-    offline.add_argument("--reference-episodes", type=_number(int, 1), default=100,
-                         help="episodes each of the random and expert policy for the "
-                         "reference returns (default 100)")
+    _add_data_commands(sub, data_commands)
     _add_jobs_commands(sub)
     _add_cluster_commands(sub)
     return parser
+
+
+def _add_data_commands(sub: argparse._SubParsersAction,
+                       commands: dict[str, tuple[str, Any]] | None) -> None:
+    """``raystudy data NAME``: the commands the registered studies contribute."""
+    data = sub.add_parser("data", help="make or inspect a study's datasets (each study "
+                          "contributes its own: `raystudy data --help`)")
+    data_sub = data.add_subparsers(dest="data_command", required=True, metavar="NAME")
+    for name, (study, command) in sorted((commands or {}).items()):
+        parser = data_sub.add_parser(name, help=f"{command.help} [{study}]",
+                                     description=f"{command.help} (study {study})")
+        command.add_arguments(parser)
 
 
 def _add_jobs_commands(sub: argparse._SubParsersAction) -> None:
@@ -276,18 +297,26 @@ def _jobs(args: argparse.Namespace) -> int:
 
 
 def _exit_code(run_dir) -> int:
-    """1 when every trial failed (so scripts and RayJobs see it), else 0."""
+    """1 when any trial errored (a diverged trial is a result, not an error), naming the
+    error files; else 0."""
+    from raystudy.platform import storage
     from raystudy.platform.rundir import read_summary
 
     summary = read_summary(run_dir)
     if summary is None:
         return 0
-    counts = summary["counts"]
-    if counts.get("error") and not (counts.get("finished") or counts.get("diverged")):
-        print("raystudy: every trial failed; the errors are listed in the report",
-              file=sys.stderr)
-        return 1
-    return 0
+    failed = [t for t in summary.get("trials", []) if t.get("status") == "error"]
+    if not failed and summary["counts"].get("error"):
+        failed = [{"error_file": None}] * summary["counts"]["error"]
+    if not failed:
+        return 0
+    files = [storage.join(str(run_dir), t["error_file"]) for t in failed if t.get("error_file")]
+    shown = ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+    total = sum(summary["counts"].values())
+    print(f"raystudy: {len(failed)} of {total} trial(s) failed"
+          + (f"; errors in {shown}" if shown else "; the errors are listed in the report"),
+          file=sys.stderr)
+    return 1
 
 
 def _request(args: argparse.Namespace, kind: str):
@@ -305,6 +334,7 @@ def _request(args: argparse.Namespace, kind: str):
                       overrides=parse_set_args(args.overrides), compute=compute,
                       storage=args.storage, name=args.name)
     request.mlflow = args.mlflow
+    request.in_process = getattr(args, "in_process", False)
     request.optuna_storage = args.optuna_storage
     if kind == "sweep":
         request.space = args.space
@@ -333,6 +363,12 @@ def _list_studies() -> int:
 def dispatch(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list_studies()
+    if args.command == "show":
+        from raystudy.platform.registry import get_study
+        from raystudy.platform.show import show
+
+        sys.stdout.write(show(get_study(args.study), as_json=args.json))
+        return 0
     if args.command == "cp":
         from raystudy.platform.copystudy import copy_study
 
@@ -343,7 +379,12 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command in ("run", "sweep"):
         from raystudy.platform.session import find_local_cluster
 
-        address = find_local_cluster(args.address)
+        in_process = getattr(args, "in_process", False)
+        if in_process:
+            from raystudy.platform.inprocess import refuse_ray_options
+
+            refuse_ray_options(args.workers, args.address, args.mlflow)
+        address = None if in_process else find_local_cluster(args.address)
         from raystudy.platform.runner import execute
 
         run_dir = execute(_request(args, args.command), resume=args.resume,
@@ -361,26 +402,11 @@ def dispatch(args: argparse.Namespace) -> int:
 
         serve(args.run_dir, args.port, args.host, url=args.optuna_storage)
         return 0
-    if args.command == "data" and args.data_command == "make-tokens":
-        from raystudy.studies.optimizer_robustness.make_data import make_token_dataset
+    if args.command == "data":
+        from raystudy.platform.registry import data_commands
 
-        out = make_token_dataset(args.out_dir, args.source, args.seq_len, args.max_bytes)
-        print(f"raystudy: wrote {out}")
-        return 0
-    if args.command == "data" and args.data_command == "make-anndata":
-        from raystudy.studies.cell_classifier.make_data import make_anndata
-
-        files = make_anndata(args.out_dir, args.cells, args.genes, args.plates, args.density,
-                             args.seed)
-        print(f"raystudy: wrote {len(files)} files to {args.out_dir}")
-        return 0
-    if args.command == "data" and args.data_command == "make-offline-rl":
-        from raystudy.studies.contrastive_imitation.make_data import make_offline_rl
-
-        path, minari_id, summary = make_offline_rl(args.out_dir, args.env, args.policy,
-                                                   args.episodes, args.seed, args.expert_dir,
-                                                   args.reference_episodes)
-        print(f"raystudy: wrote {path} and Minari dataset {minari_id}: {summary}")
+        _, command = data_commands()[args.data_command]
+        print(f"raystudy: {command.run(args)}")
         return 0
     if args.command in ("submit", "jobs"):
         return _jobs(args)
@@ -390,10 +416,16 @@ def dispatch(args: argparse.Namespace) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Exit codes: 0 done, 1 every trial failed, 2 a user error (one line), 130 Ctrl-C."""
+    """Exit codes: 0 done, 1 a trial failed, 2 a user error (one line), 130 Ctrl-C."""
     from raystudy.platform.preflight import describe_os_error, is_user_os_error
 
-    args = build_parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = None
+    if argv[:1] == ["data"]:
+        from raystudy.platform.registry import data_commands
+
+        commands = data_commands()
+    args = build_parser(commands).parse_args(argv)
     try:
         return dispatch(args)
     except UserError as exc:

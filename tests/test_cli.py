@@ -71,13 +71,51 @@ def test_missing_local_data_is_one_line_exit_2_before_ray_starts(argv, message, 
 
 @pytest.mark.parametrize(
     "counts,code",
-    [({"finished": 1, "error": 2}, 0), ({"diverged": 1, "error": 1}, 0), ({"error": 3}, 1),
-     ({"finished": 2}, 0)],
+    [({"finished": 1, "error": 2}, 1), ({"diverged": 1, "error": 1}, 1), ({"error": 3}, 1),
+     ({"finished": 2}, 0), ({"finished": 1, "diverged": 2}, 0)],
 )
-def test_exit_code_is_1_only_when_every_trial_failed(tmp_path, counts, code):
+def test_exit_code_is_1_when_any_trial_errored(tmp_path, counts, code, capsys):
+    """A diverged trial is a result; an errored one fails the command, its file named."""
     import json
 
     from raystudy.cli import _exit_code
 
-    (tmp_path / "summary.json").write_text(json.dumps({"counts": counts}))
+    trials = [{"trial_id": f"t{i}", "status": "error", "error_file": f"t{i}/error.txt"}
+              for i in range(counts.get("error", 0))]
+    (tmp_path / "summary.json").write_text(json.dumps({"counts": counts, "trials": trials}))
     assert _exit_code(tmp_path) == code
+    err = capsys.readouterr().err
+    if code:
+        total = sum(counts.values())
+        assert err == (f"raystudy: {counts['error']} of {total} trial(s) failed; errors in "
+                       + ", ".join(str(tmp_path / f"t{i}" / "error.txt")
+                                   for i in range(counts["error"])) + "\n")
+    else:
+        assert err == ""
+
+
+def test_the_guides_data_command_runs_through_the_cli(tmp_path, capsys, monkeypatch):
+    """The 'A data command' snippet of docs/writing-a-study.md, contributed by a study of
+    this process, is a `raystudy data` command with its own flags and one-line errors."""
+    from pathlib import Path
+
+    import numpy as np
+
+    from raystudy.platform import registry
+
+    guide = (Path(__file__).parents[1] / "docs" / "writing-a-study.md").read_text()
+    snippet = guide.split("## A data command")[1].split("```python\n")[1].split("```")[0]
+    module = tmp_path / "guide_data.py"
+    module.write_text(snippet)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry.add_entry(registry.StudyEntry("guide", "guide_data:STUDY"))
+    try:
+        assert main(["data", "make-problems", str(tmp_path / "out"), "--rows", "7"]) == 0
+        assert capsys.readouterr().out == f"raystudy: wrote {tmp_path / 'out'}/problems.npy\n"
+        assert np.load(tmp_path / "out" / "problems.npy").shape == (7, 10)
+        with pytest.raises(SystemExit) as exit_info:
+            main(["data", "make-problems", str(tmp_path / "out"), "--rows", "0"])
+        assert exit_info.value.code == 2
+        assert capsys.readouterr().err.startswith("raystudy: error: argument --rows: 0 must")
+    finally:
+        registry.remove_entry("guide")

@@ -19,6 +19,13 @@ with an interval and a verdict:
   exact over all :math:`2^n` patterns for :math:`n \le 16`, Monte Carlo
   (:math:`(1 + \#\{\ge\}) / (1 + R)`) above. Two-sided by default; the same numbers as
   ``scipy.stats.permutation_test(..., permutation_type='samples')`` on ``(m, b)``.
+* :func:`equivalence` -- the same paired differences tested for *equivalence* within a
+  margin :math:`\delta` by two one-sided sign-flip tests (TOST): :math:`H_0^-: \mu \le
+  -\delta` is tested on :math:`d_i + \delta` (greater) and :math:`H_0^+: \mu \ge \delta`
+  on :math:`d_i - \delta` (less); p is the larger of the two, and the interval is the
+  :math:`1 - 2\alpha` (90 %) bootstrap interval that TOST at level :math:`\alpha` reads.
+  :func:`non_inferiority` is the one side of it: the method is no worse than the baseline
+  by more than :math:`\delta`.
 * :func:`holm` -- Holm's step-down correction of a family of p-values: with the
   :math:`m` p-values sorted, :math:`p_{(1)} \le \dots \le p_{(m)}`,
   :math:`\tilde p_{(j)} = \max_{k \le j} \min(1, (m - k + 1)\, p_{(k)})` (monotone,
@@ -27,7 +34,9 @@ with an interval and a verdict:
   come in clusters (the seeds of one dataset share its homophily): fit the line through
   the :math:`k` cluster means :math:`(\bar x_c, \bar y_c)` by OLS, with a t interval on
   :math:`k - 2` degrees of freedom. Five datasets are five points, not thirty runs.
-* :func:`verdict` -- ``supported`` when the whole interval lies on the claimed side of 0,
+* :func:`verdict` -- ``supported`` when the whole interval lies on the claimed side of 0
+  (of :math:`-\delta` / :math:`+\delta` with a non-inferiority margin; inside
+  :math:`(-\delta, \delta)` for ``"within"``, an equivalence),
   ``contradicted`` when it lies wholly on the other side, ``inconclusive at this scale``
   otherwise, or with fewer than 3 units, or (when a p-value is given) when the test does
   not reach ``alpha``. The last rule matters at 3-5 seeds, where a percentile bootstrap
@@ -44,10 +53,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
-from scipy import stats as sps
 
 Alternative = Literal["two-sided", "greater", "less"]
-Direction = Literal["greater", "less"]
+Direction = Literal["greater", "less", "within"]
 Verdict = Literal["supported", "contradicted", "inconclusive at this scale"]
 SUPPORTED: Verdict = "supported"
 CONTRADICTED: Verdict = "contradicted"
@@ -176,6 +184,58 @@ def paired_comparison(method: Sequence[float], baseline: Sequence[float],
     return PairedComparison(mean, low, high, p, n, test)
 
 
+def equivalence(method: Sequence[float], baseline: Sequence[float], margin: float,
+                level: float = 0.90, resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+    """Equivalence of method and baseline within ``margin`` over paired seeds (TOST).
+
+    ``p`` is the larger of the two one-sided sign-flip p-values (differences shifted by
+    ``+margin``, tested greater; by ``-margin``, tested less); the interval is the
+    ``level`` (default 90 %, TOST's ``1 - 2 alpha``) bootstrap interval of the mean
+    difference. Read it with ``verdict(..., "within", margin=margin)``.
+    """
+    if not (margin > 0 and math.isfinite(margin)):
+        raise ValueError(f"equivalence needs a finite margin > 0, got {margin}")
+    d = paired_differences(method, baseline)
+    n = int(d.size)
+    low, high = bootstrap_mean_ci(d, level, resamples, seed)
+    p_low, exact = sign_flip_test(d + margin, "greater", seed=seed)
+    p_high, _ = sign_flip_test(d - margin, "less", seed=seed)
+    how = (f"exact over all {2**n} sign patterns" if exact
+           else "Monte Carlo, 100,000 sign patterns")
+    test = (f"equivalence within +-{margin:g} over {n} paired seeds: two one-sided sign-flip "
+            f"tests ({how}); {level:.0%} percentile bootstrap CI ({resamples:,} resamples)")
+    mean = float(d.mean()) if n else math.nan
+    return PairedComparison(mean, low, high, max(p_low, p_high), n, test)
+
+
+def non_inferiority(method: Sequence[float], baseline: Sequence[float], margin: float,
+                    direction: Literal["greater", "less"] = "greater", level: float = 0.95,
+                    resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+    """The method no worse than the baseline by more than ``margin`` over paired seeds.
+
+    ``direction`` is the better side (``"greater"``: higher is better, so H0 is
+    ``mean(method - baseline) <= -margin``, tested one-sided on the differences shifted by
+    ``+margin``). Read it with ``verdict(..., direction, margin=margin)``.
+    """
+    if not (margin >= 0 and math.isfinite(margin)):
+        raise ValueError(f"non_inferiority needs a finite margin >= 0, got {margin}")
+    if direction not in ("greater", "less"):
+        raise ValueError(f"direction must be 'greater' or 'less', not {direction!r}")
+    d = paired_differences(method, baseline)
+    n = int(d.size)
+    low, high = bootstrap_mean_ci(d, level, resamples, seed)
+    shift = margin if direction == "greater" else -margin
+    p, exact = sign_flip_test(d + shift, direction, seed=seed)
+    how = (f"exact over all {2**n} sign patterns" if exact
+           else "Monte Carlo, 100,000 sign patterns")
+    worse = "below" if direction == "greater" else "above"
+    test = (f"non-inferiority (not {margin:g} {worse}) over {n} paired seeds: one-sided "
+            f"sign-flip test ({how}); {level:.0%} percentile bootstrap CI ({resamples:,} "
+            "resamples)")
+    mean = float(d.mean()) if n else math.nan
+    return PairedComparison(mean, low, high, p, n, test)
+
+
 def holm(p_values: Sequence[float]) -> np.ndarray:
     """Holm step-down adjusted p-values, in the input order (nan entries stay nan).
 
@@ -230,6 +290,8 @@ def clustered_slope(x: Sequence[float], y: Sequence[float], clusters: Sequence[H
     intercept = float(cy.mean() - slope * cx.mean())
     residual = cy - (intercept + slope * cx)
     se = math.sqrt(float(residual @ residual) / (k - 2) / sxx)
+    from scipy import stats as sps  # here: scipy.stats takes a second to import
+
     half = float(sps.t.ppf((1 + level) / 2, k - 2)) * se
     if se > 0:
         p = float(2 * sps.t.sf(abs(slope) / se, k - 2))
@@ -240,24 +302,40 @@ def clustered_slope(x: Sequence[float], y: Sequence[float], clusters: Sequence[H
 
 
 def verdict(ci_low: float, ci_high: float, direction: Direction, n: int | None = None,
-            p_value: float | None = None, alpha: float = 0.05, min_n: int = 3) -> Verdict:
-    """Read an effect's interval against the claimed sign of the effect.
+            p_value: float | None = None, alpha: float = 0.05, min_n: int = 3,
+            margin: float = 0.0) -> Verdict:
+    """Read an effect's interval against the claimed side of the effect.
 
-    ``direction`` is the side of 0 the claim puts the effect on (``"greater"``: the
-    effect is positive). ``supported`` when ``ci_low > 0`` (greater) or ``ci_high < 0``
-    (less); ``contradicted`` when the interval lies wholly on the other side;
-    ``inconclusive at this scale`` when it touches or covers 0, is not finite, ``n`` is
-    below ``min_n``, or ``p_value`` (when given) exceeds ``alpha``.
+    ``direction`` is the side the claim puts the effect on: ``"greater"`` (above
+    ``-margin``: positive for ``margin = 0``, "not worse by more than the margin" for a
+    non-inferiority margin), ``"less"`` (below ``+margin``), or ``"within"`` (inside
+    ``(-margin, +margin)``: an equivalence, which needs ``margin > 0``). ``supported`` when
+    the whole interval lies on the claimed side; ``contradicted`` when it lies wholly on
+    the other side (for ``"within"``: wholly outside the margins); ``inconclusive at this
+    scale`` otherwise, when the interval is not finite, or ``n`` is below ``min_n``.
+    ``p_value`` (when given) must reach ``alpha`` for ``supported`` (and, without a margin,
+    where it is the two-sided test, for ``contradicted`` too); with a margin it tests the
+    claimed side only (TOST, non-inferiority), so the interval alone contradicts.
+    A wide interval around 0 is not a match.
     """
-    if direction not in ("greater", "less"):
-        raise ValueError(f"direction must be 'greater' or 'less', not {direction!r}")
+    if direction not in ("greater", "less", "within"):
+        raise ValueError(f"direction must be 'greater', 'less' or 'within', not {direction!r}")
+    if not (margin >= 0 and math.isfinite(margin)) or (direction == "within" and margin == 0):
+        raise ValueError(f"margin must be finite and >= 0 (> 0 for 'within'), got {margin}")
     if n is not None and n < min_n:
         return INCONCLUSIVE
     if not (math.isfinite(ci_low) and math.isfinite(ci_high)):
         return INCONCLUSIVE
-    if p_value is not None and not (math.isfinite(p_value) and p_value <= alpha):
-        return INCONCLUSIVE
-    above, below = ci_low > 0, ci_high < 0
-    if direction == "greater":
-        return SUPPORTED if above else CONTRADICTED if below else INCONCLUSIVE
-    return SUPPORTED if below else CONTRADICTED if above else INCONCLUSIVE
+    significant = p_value is None or (math.isfinite(p_value) and p_value <= alpha)
+    if direction == "within":
+        side = (SUPPORTED if -margin < ci_low and ci_high < margin else
+                CONTRADICTED if ci_high < -margin or ci_low > margin else INCONCLUSIVE)
+    elif direction == "greater":
+        side = (SUPPORTED if ci_low > -margin else
+                CONTRADICTED if ci_high < -margin else INCONCLUSIVE)
+    else:
+        side = (SUPPORTED if ci_high < margin else
+                CONTRADICTED if ci_low > margin else INCONCLUSIVE)
+    if side == SUPPORTED or (direction != "within" and margin == 0):
+        return side if significant else INCONCLUSIVE
+    return side  # a margin's p tests the claimed side only: the interval contradicts

@@ -225,6 +225,11 @@ def apply_overrides(config: Any, overrides: Mapping[str, Any],
     return _replace(config, {k: coerce(k, v, fields[k]) for k, v in overrides.items()})
 
 
+def with_values(config: Any, flat: Mapping[str, Any]) -> Any:
+    """A copy of ``config`` with dotted-key values set as given (already coerced)."""
+    return _replace(config, flat)
+
+
 def _replace(config: Any, flat: Mapping[str, Any], prefix: str = "") -> Any:
     changes = {}
     for field in dataclasses.fields(config):
@@ -260,13 +265,19 @@ def validate(config: Any, fields: Mapping[str, Any] | None = None) -> Any:
     """The fields' declared bounds, then the config's own ``validate()`` (rules that span
     fields), a ValueError becoming a ConfigError. ``fields`` as for ``apply_overrides``."""
     check_bounds(config, fields)
+    check_rules(config)
+    return config
+
+
+def check_rules(config: Any, where: str = "") -> None:
+    """The config's own ``validate()`` alone (the rules that span fields); a ValueError
+    becomes a ConfigError, prefixed by ``where`` (``"a=1 x b=2: "``)."""
     check = getattr(config, "validate", None)
     if check is not None:
         try:
             check()
         except ValueError as exc:
-            raise ConfigError(str(exc)) from None
-    return config
+            raise ConfigError(f"{where}{exc}") from None
 
 
 def read_yaml(path: Path | str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from raystudy.errors import DataError, UserError
-from raystudy.platform.optuna_mirror import DEFAULT_DB, open_storage, shown_url, storage_url
+from raystudy.platform.optuna_store import DEFAULT_DB, open_storage, shown_url, storage_url
 from raystudy.platform.registry import require_extra
 from raystudy.platform.results import REQUEST_FILE
 
@@ -34,10 +34,20 @@ def run_storage_url(run_dir: Path) -> str:
     url = storage_url(setting, run_dir, local=True)
     if url is None:
         raise UserError(f"{run_dir} was run with --optuna-storage off: it has no database")
+    if not setting and not (run_dir / DEFAULT_DB).is_file() and _in_process(run_dir):
+        from raystudy.platform.inprocess import record_run
+
+        record_run(run_dir, url)  # an in-process run's database is made on first look
     if not setting and not (run_dir / DEFAULT_DB).is_file():  # the run folder's own
         raise UserError(f"{run_dir} has no {DEFAULT_DB} (made before the dashboard mirror, "
                         "or no trial has started yet)")
     return url
+
+
+def _in_process(run_dir: Path) -> bool:
+    from raystudy.platform.inprocess import STATE_FILE
+
+    return (run_dir / STATE_FILE).is_file()
 
 
 def _check_port(host: str, port: int) -> None:

@@ -202,9 +202,12 @@ def _local_memory() -> float:
         return float("inf")
 
 
-def local_capacity() -> Capacity:
-    """This machine, as an embedded Ray will see it (cgroup CPU limits included)."""
+def local_capacity(ray_view: bool = True) -> Capacity:
+    """This machine, as an embedded Ray will see it (cgroup CPU limits included), or
+    without ``ray_view`` as this process sees it (no Ray imported: ``--in-process``)."""
     try:
+        if not ray_view:
+            raise ImportError
         from ray._private.utils import get_num_cpus
 
         cpus = float(get_num_cpus())

@@ -7,7 +7,8 @@ A study is any object ``STUDY`` of type ``Study``. The platform finds them three
   own; an entry may name an extra (``"pkg.mod:STUDY [gp]"``) whose requirements are
   checked before the study is imported, so a missing one is a one-line hint;
 * **a file**: ``raystudy run path/to/my_study.py`` imports the file and takes its
-  ``STUDY``; the file's functions travel to Ray workers by value;
+  ``STUDY``; the file's functions travel to Ray workers by value (``ship_study_files``,
+  called by the runner once Ray is up);
 * ``add_entry`` in this process (tests, notebooks).
 
 ``raystudy list`` imports each entry's module but never reads ``STUDY`` from it, so a
@@ -28,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from raystudy.errors import UserError
-from raystudy.platform.study import Study
+from raystudy.platform.study import DataCommand, Study
 
 GROUP = "raystudy.studies"
 BUILTIN_DIST = "raystudy"
@@ -90,6 +91,24 @@ def describe(entry: StudyEntry) -> str:
     module = importlib.import_module(entry.module)
     doc = (module.__doc__ or "").strip()
     return doc.splitlines()[0] if doc else ""
+
+
+def data_commands() -> dict[str, tuple[str, DataCommand]]:
+    """Every ``raystudy data`` command of the registered studies: ``{name: (study,
+    command)}``. Read from the entry module's ``DATA_COMMANDS`` where it has one (no
+    recipe imported), else from ``STUDY.data_commands``; a study that fails to load, or
+    lacks its extra, contributes none (``raystudy list`` names it)."""
+    found: dict[str, tuple[str, DataCommand]] = {}
+    for entry in entries():
+        try:
+            commands = getattr(importlib.import_module(entry.module), "DATA_COMMANDS", None)
+            if commands is None:
+                commands = load_entry(entry).data_commands
+        except Exception:  # a broken plugin must not hide the other studies' commands
+            continue
+        for command in commands:
+            found.setdefault(command.name, (entry.name, command))
+    return found
 
 
 # ---------------------------------------------------------------- extras
@@ -154,11 +173,20 @@ def load_study_file(path: str | Path) -> Study:
         raise UserError(f"study file {path} failed to import: {type(exc).__name__}: "
                         f"{exc}") from None
     study = _check_study(getattr(module, "STUDY", None), str(path))
-    _ship_by_value(module)
+    _LOADED_FILES[module.__name__] = module
     return study
 
 
 _BY_VALUE: set[str] = set()
+_LOADED_FILES: dict[str, Any] = {}
+
+
+def ship_study_files() -> None:
+    """Before Ray pickles anything: every study file loaded in this process ships by
+    value (an in-process run never calls this, and never imports Ray)."""
+    for name, module in _LOADED_FILES.items():
+        if name not in _BY_VALUE:
+            _ship_by_value(module)
 
 
 def _ship_by_value(module: Any) -> None:

@@ -33,15 +33,20 @@ STATUSES = ("finished", "diverged", "error", "unfinished")
 
 
 def _versions() -> dict[str, str]:
-    import ray
-    import torch
+    from importlib.metadata import PackageNotFoundError, version
 
     import raystudy
 
+    def installed(dist: str) -> str:
+        try:
+            return version(dist)
+        except PackageNotFoundError:
+            return "not installed"
+
     return {
         "raystudy": raystudy.__version__,
-        "ray": ray.__version__,
-        "torch": torch.__version__,
+        "ray": installed("ray"),
+        "torch": installed("torch"),
         "python": platform.python_version(),
     }
 
@@ -117,6 +122,7 @@ def trials_table(results: RunResults, study: Study) -> Table:
                  note=f"sorted by {primary.name} ({primary.mode})")
 
 
+NO_CLAIM = "This study's analysis tested no claim on this run."
 CLAIM_COLUMNS = ["claim", "test", "effect [95 % CI]", "n", "p", "verdict"]
 
 
@@ -200,6 +206,17 @@ def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     return to_flat_dict(base)
 
 
+def _error_file(trial: TrialRecord, run_dir: Path) -> str | None:
+    """A failed trial's error file, relative to the run folder (None when it did not fail)."""
+    if trial.status != "error" or trial.logdir is None:
+        return None
+    path = trial.logdir / "error.txt"
+    try:
+        return str(path.relative_to(run_dir))
+    except ValueError:
+        return str(path)
+
+
 def _previous_wall_time(summary_path: Path) -> float | None:
     """The wall time a previous report recorded; a corrupt summary is simply rebuilt."""
     try:
@@ -269,6 +286,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
         "primary_metric": {"name": study.primary.name, "mode": study.primary.mode},
         "trials": [
             {"trial_id": t.trial_id, "params": t.params, "status": t.status, "error": t.error,
+             "error_file": _error_file(t, run_dir),
              "metrics": {m.name: t.metric(m.name) for m in study.metrics}}
             for t in results.trials
         ],
@@ -289,7 +307,8 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     figures = [(title, path.relative_to(out)) for title, path in analysis.figures]
     md = [f"# {study.name} report", ""]
     md += [f"- **{k}**: {v}" for k, v in header] + [""]
-    md.append(markdown_table(claims_table(analysis.claims), level=2))
+    md.append(markdown_table(claims_table(analysis.claims), level=2) if analysis.claims
+              else f"## Claim\n\n{NO_CLAIM}\n")
     md += [f"> {note}\n" for note in analysis.notes]
     md += [f"![{title}]({path})\n" for title, path in figures]
     md += [markdown_table(t) for t in tables]
@@ -299,7 +318,8 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]
     page += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in header]
     page.append("</ul>")
-    page.append(html_table(claims_table(analysis.claims), level=2))
+    page.append(html_table(claims_table(analysis.claims), level=2) if analysis.claims
+                else f"<h2>Claim</h2><p>{NO_CLAIM}</p>")
     page += [f"<blockquote>{html.escape(n)}</blockquote>" for n in analysis.notes]
     page += [f"<figure><img src='{p}' alt='{html.escape(t)}'><figcaption>{html.escape(t)}"
              "</figcaption></figure>" for t, p in figures]

@@ -31,8 +31,8 @@ from typing import Any
 from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataError, UserError
 from raystudy.platform import preflight, storage
 from raystudy.platform.config import load_config, profile_sweep_defaults
-from raystudy.platform.optuna_mirror import open_storage, storage_url
-from raystudy.platform.progress import ProgressView, closing_line, driver_log
+from raystudy.platform.optuna_store import open_storage, storage_url
+from raystudy.platform.progress import closing_line, driver_log
 from raystudy.platform.registry import get_study, is_study_file
 from raystudy.platform.results import REQUEST_FILE
 from raystudy.platform.rundir import (
@@ -72,6 +72,7 @@ class Request:
     storage: str = "runs"
     name: str | None = None
     trial_max_failures: int = 0
+    in_process: bool = False  # the loop in the driver's own process, no Ray (`--in-process`)
     mlflow: bool = False  # log every trial to MLflow at file:<run_dir>/mlruns
     optuna_storage: str | None = None  # the dashboard database: None = <run_dir>/optuna.db
 
@@ -148,6 +149,24 @@ def _scheduler(request: Request, sweep_defaults: dict[str, Any]):
         grace_period=int(asha.get("grace_period", 1)),
         reduction_factor=float(asha.get("reduction_factor", 3)),
     )
+
+
+SWEEP_KEYS = ("space", "asha", "max_concurrent")
+
+
+def _apply_sweep_defaults(request: Request, sweep_defaults: dict[str, Any]) -> None:
+    """A profile's ``sweep:`` section: its keys checked; its ``max_concurrent`` used where
+    the command line gave none (a timing study runs its trials one at a time)."""
+    unknown = set(sweep_defaults) - set(SWEEP_KEYS)
+    if unknown:
+        raise ConfigError(f"profile {request.profile}: unknown sweep key(s) "
+                          f"{', '.join(sorted(unknown))}; expected {', '.join(SWEEP_KEYS)}")
+    value = sweep_defaults.get("max_concurrent")
+    if request.max_concurrent is None and value is not None:
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ConfigError(f"profile {request.profile}: sweep.max_concurrent must be an "
+                              f"integer >= 1, got {value!r}")
+        request.max_concurrent = value
 
 
 def _space_params(request: Request, study: Study, sweep_defaults: dict[str, Any]):
@@ -258,6 +277,162 @@ def _in_main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
+@dataclass
+class Options:
+    """How to reach Ray and show the run (the command line's, not the study's)."""
+
+    address: str | None = None
+    connect_timeout_s: float = 10.0
+    placement_timeout_s: float = 120.0
+    cluster_config: str | None = None
+    verbose: bool = False
+
+
+@dataclass
+class Plan:
+    """One run or sweep, from the request to the report: each step of ``execute`` is a
+    method here, in the order it runs. Built by :meth:`validate` (everything a user can
+    get wrong that needs no Ray), then filled in by the steps that follow."""
+
+    request: Request
+    resume: bool
+    options: Options
+    study: Study
+    config: Any
+    sweep_defaults: dict[str, Any]
+    params: dict[str, Any]
+    param_space: dict[str, Any]
+    grid_size: int
+    target: str | None
+    """The cluster attached to (None: the embedded Ray)."""
+    run: str = ""
+    """The run folder: a local path or a URI on object storage."""
+    root: str = ""
+    optuna_url: str | None = None
+    created: bool = False
+    """This start created the run folder (so a failed start removes it)."""
+    log_path: Path | None = None
+    started: float = field(default_factory=time.time)
+
+    @property
+    def remote(self) -> bool:
+        return storage.is_remote(self.run)
+
+    @property
+    def run_dir(self) -> Path:
+        """The run folder where it is local."""
+        return Path(self.run)
+
+    @property
+    def total(self) -> int:
+        return self.grid_size * self.request.samples
+
+    # ---------------------------------------------------------------- before Ray
+    @classmethod
+    def validate(cls, request: Request, resume: bool, options: Options) -> Plan:
+        """The request's own values, the study, its config and space (every combination),
+        and its data (on the driver): each a UserError of one line, before anything runs."""
+        if resume:
+            request = _load_resumed(request)
+        _validate_request(request)
+        study = get_study(request.study)
+        config = load_config(study.config_cls, study, request.profile, request.overrides)
+        sweep_defaults = profile_sweep_defaults(study, request.profile)
+        _apply_sweep_defaults(request, sweep_defaults)
+        params = _space_params(request, study, sweep_defaults)
+        param_space, grid_size = build_param_space(params, config, request.search)
+        if request.compute.workers and not study.supports_workers:
+            raise UserError(f"study {study.name} does not support --workers")
+        target = resolve_address(options.address)
+        _check_data(study, config, on_cluster=target is not None)
+        return cls(request, resume, options, study, config, sweep_defaults, params,
+                   param_space, grid_size, target)
+
+    def resolve_storage(self) -> None:
+        """Name the run and check its folder: writable, new unless resumed, and the
+        dashboard database reachable."""
+        request = self.request
+        request.name = request.name or _new_run_name(request, self.study)
+        self.root = storage.root(request.storage)
+        self.run = run_location(request.storage, request.name)
+        if self.remote:  # first: a bucket, endpoint or key that is wrong is named as --storage
+            storage.check_writable(self.root, "--storage")
+        if not self.resume and storage.exists(storage.join(self.run, REQUEST_FILE)):
+            raise UserError(f"run folder {self.run} exists; pass --resume or another --name")
+        if not self.remote:
+            preflight.check_writable(self.run_dir, "--storage")
+        self.optuna_url = storage_url(request.optuna_storage, self.run_dir, not self.remote)
+        if self.optuna_url and not self.optuna_url.startswith("sqlite"):
+            open_storage(self.optuna_url).engine.dispose()  # unreachable: one line, now
+
+    def probe_cluster(self) -> None:
+        """The cluster answers (attached), or a trial fits on this machine (embedded)."""
+        if self.target:
+            preflight.probe_address(self.target, self.options.connect_timeout_s)
+        else:
+            _check_resources(self.study, self.config, self.request.compute,
+                             preflight.local_capacity())
+
+    # ---------------------------------------------------------------- in the session
+    def check_cluster_resources(self) -> None:
+        """Attached: a trial can be placed on the cluster's nodes (or the ones it can add)."""
+        if self.target:
+            _check_resources(self.study, self.config, self.request.compute,
+                             preflight.cluster_capacity(self.target,
+                                                        self.options.cluster_config),
+                             self.options.placement_timeout_s)
+
+    def create_folder(self) -> None:
+        """The run folder with the request saved in it, as ``raystudy.json``."""
+        if not self.remote:
+            self.created = not self.run_dir.exists()
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            write_json_atomic(self.run_dir / REQUEST_FILE, self.request.to_json())
+        elif not self.resume:
+            self.created = True
+            storage.write_json(storage.join(self.run, REQUEST_FILE), self.request.to_json())
+
+    def route_logs(self, log: Any, where: str) -> None:
+        """The first lines (what runs where), then everything else into logs/driver.log."""
+        print(f"raystudy: {self.request.kind} {self.study.name} ({self.total} trial(s)) on "
+              f"{where}; results in {self.run}", flush=True)
+        self.log_path = (self.run_dir if not self.remote else Path(tempfile.mkdtemp())) / LOG_FILE
+        log.attach(self.log_path)
+        _start_lines(self.run, self.log_path, self.remote, self.optuna_url)
+
+    def callbacks(self) -> tuple[Any, list[Any]]:
+        """The disk guard, the placement watch (attached) and the progress view."""
+        from raystudy.platform.progress_view import ProgressView
+
+        view = ProgressView(self.total, self.study.primary.name, self.study.primary.mode)
+        disk = _disk_guard(self.request, self.root)
+        watch = (_placement_watch(self.request, self.options.placement_timeout_s)
+                 if self.target else None)
+        return disk, [c for c in (disk, watch, view) if c]
+
+    def fit(self, tuner: Any) -> None:
+        """Run the trials; the closing line; on object storage, the log uploaded."""
+        try:
+            tuner.fit()
+            closing = closing_line(time.time() - self.started)
+            if closing:
+                print(closing, flush=True)
+        finally:
+            if self.remote and self.log_path is not None:
+                _upload_log(self.log_path, storage.join(self.run, LOG_FILE))
+
+    def clean_up_failed_start(self, exc: BaseException) -> None:
+        """What a start that failed leaves: nothing, unless a trial ran (then resumable)."""
+        if not self.created:
+            return
+        if isinstance(exc, KeyboardInterrupt):
+            remove_failed_start(self.run)
+        elif _placement_timeout(exc) is not None and not _any_report(self.run):
+            storage.remove(self.run)  # no trial ever ran: nothing to resume
+        elif not isinstance(exc, Interrupted):
+            remove_failed_start(self.run)
+
+
 def execute(request: Request, resume: bool = False, address: str | None = None,
             connect_timeout_s: float = 10.0, placement_timeout_s: float = 120.0,
             cluster_config: str | None = None, verbose: bool = False) -> Path | str:
@@ -272,100 +447,45 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
     added end the run after ``placement_timeout_s``; ``cluster_config`` (a launcher YAML)
     names the node types an autoscaler can add where the cluster does not say.
     """
-    if resume:
-        request = _load_resumed(request)
-    _validate_request(request)
-    study = get_study(request.study)
-    config = load_config(study.config_cls, study, request.profile, request.overrides)
-    sweep_defaults = profile_sweep_defaults(study, request.profile)
-    params = _space_params(request, study, sweep_defaults)
-    param_space, grid_size = build_param_space(params, config, request.search)
-    if request.compute.workers and not study.supports_workers:
-        raise UserError(f"study {study.name} does not support --workers")
-    target = resolve_address(address)
-    _check_data(study, config, on_cluster=target is not None)
+    plan = Plan.validate(request, resume, Options(address, connect_timeout_s,
+                                                  placement_timeout_s, cluster_config, verbose))
+    if plan.request.in_process:
+        from raystudy.platform.inprocess import run_in_process
 
-    request.name = request.name or _new_run_name(request, study)
-    root = storage.root(request.storage)
-    run = run_location(request.storage, request.name)
-    remote = storage.is_remote(run)
-    run_dir = Path(run)  # used only where the folder is local
-    if remote:  # first: a bucket, endpoint or key that is wrong is named as --storage
-        storage.check_writable(root, "--storage")
-    if not resume and storage.exists(storage.join(run, REQUEST_FILE)):
-        raise UserError(f"run folder {run} exists; pass --resume or another --name")
-    if not remote:
-        preflight.check_writable(run_dir, "--storage")
-    optuna_url = storage_url(request.optuna_storage, run_dir, not remote)
-    if optuna_url and not optuna_url.startswith("sqlite"):
-        open_storage(optuna_url).engine.dispose()  # one that cannot be reached: one line, now
-    if target:
-        preflight.probe_address(target, connect_timeout_s)
-    else:
-        _check_resources(study, config, request.compute, preflight.local_capacity())
-
+        return run_in_process(plan)
+    plan.resolve_storage()
+    plan.probe_cluster()
     os.environ.setdefault("TUNE_GLOBAL_CHECKPOINT_S", "1")  # a killed driver loses <= 1 s
     os.environ.setdefault("RAY_DEDUP_LOGS", "0")  # every worker line into logs/driver.log
     # as it comes, none held back to be flushed on the terminal at shutdown
-    started = time.time()
-    created = False
     try:
         with driver_log(verbose) as log, ray_session(address) as where, \
                 _graceful_interrupt() as interrupt:
-            if target:
-                _check_resources(study, config, request.compute,
-                                 preflight.cluster_capacity(target, cluster_config),
-                                 placement_timeout_s)
-            if not remote:
-                created = not run_dir.exists()
-                run_dir.mkdir(parents=True, exist_ok=True)
-                write_json_atomic(run_dir / REQUEST_FILE, request.to_json())
-            elif not resume:
-                created = True
-                storage.write_json(storage.join(run, REQUEST_FILE), request.to_json())
-            total = grid_size * request.samples
-            print(f"raystudy: {request.kind} {study.name} ({total} trial(s)) on {where}; "
-                  f"results in {run}", flush=True)
-            log_path = (run_dir if not remote else Path(tempfile.mkdtemp())) / LOG_FILE
-            log.attach(log_path)
-            _start_lines(run, log_path, remote, optuna_url)
-            view = ProgressView(total, study.primary.name, study.primary.mode)
-            disk = _disk_guard(request, root)
-            watch = _placement_watch(request, placement_timeout_s) if target else None
-            tuner = _tuner(request, study, config, params, param_space, sweep_defaults,
-                           run, root, resume, [c for c in (disk, watch, view) if c], optuna_url)
-            try:
-                tuner.fit()
-                closing = closing_line(time.time() - started)
-                if closing:
-                    print(closing, flush=True)
-            finally:
-                if remote:
-                    _upload_log(log_path, storage.join(run, LOG_FILE))
+            plan.check_cluster_resources()
+            plan.create_folder()
+            plan.route_logs(log, where)
+            disk, callbacks = plan.callbacks()
+            plan.fit(_tuner(plan, callbacks))
             # measured again: on a resumed run Tune holds its own unpickled copy of the guard
             if disk is not None and disk.low():
-                raise UserError(f"--storage {root} is almost full (under "
+                raise UserError(f"--storage {plan.root} is almost full (under "
                                 f"{disk.min_free / 1024**2:.0f} MB free): the run stopped "
                                 f"with its state saved; free space, then "
-                                f"`{request.resume_command()}`")
+                                f"`{plan.request.resume_command()}`")
             if interrupt["interrupted"]:
-                raise Interrupted(_progress(run), request.resume_command())
-    except KeyboardInterrupt:
-        if created:
-            remove_failed_start(run)
-        if has_tune_state(run):
-            raise Interrupted(_progress(run), request.resume_command()) from None
+                raise Interrupted(_progress(plan.run), plan.request.resume_command())
+    except KeyboardInterrupt as exc:
+        plan.clean_up_failed_start(exc)
+        if has_tune_state(plan.run):
+            raise Interrupted(_progress(plan.run), plan.request.resume_command()) from None
         raise Interrupted("interrupted before any trial started", "") from None
     except BaseException as exc:
+        plan.clean_up_failed_start(exc)
         timeout = _placement_timeout(exc)
-        if created and timeout is not None and not _any_report(run):
-            storage.remove(run)  # no trial ever ran: nothing to resume
-        elif created and not isinstance(exc, Interrupted):
-            remove_failed_start(run)
         if timeout is not None:
             raise timeout from None
         raise
-    return _finish(request, run, time.time() - started)
+    return _finish(plan.request, plan.run, time.time() - plan.started)
 
 
 def _upload_log(local: Path, remote_log: str) -> None:
@@ -427,17 +547,21 @@ def _progress(run: Path | str) -> str:
         "interrupted")
 
 
-def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
-           param_space: dict[str, Any], sweep_defaults: dict[str, Any], run: str,
-           root: str, resume: bool, guards: list[Any], optuna_url: str | None):
+def _tuner(plan: Plan, callbacks: list[Any]):
+    """The Tuner of the plan: restored from the run folder, or new."""
     from ray import tune
 
+    from raystudy.platform.registry import ship_study_files
+
+    ship_study_files()
+    request, study, run = plan.request, plan.study, plan.run
     trainable = tune.with_resources(
-        make_trainable(study, config, request.compute, storage.join(run, "train")),
+        make_trainable(study, plan.config, request.compute, storage.join(run, "train")),
         request.compute.resources(),
     )
     # Tune parses a URI's query itself (pyarrow's from_uri; ray.air's URI keeps it on
     # parent/child paths), so storage_path and the restore path stay URIs.
+    resume = plan.resume
     if resume and not _can_restore(run):
         print("raystudy: no Tune state saved yet in that folder; starting it afresh")
         resume = False
@@ -451,25 +575,25 @@ def _tuner(request: Request, study: Study, config: Any, params: dict[str, Any],
                             f"unreadable ({first[:200]})") from None
     return tune.Tuner(
         trainable,
-        param_space=param_space,
+        param_space=plan.param_space,
         tune_config=tune.TuneConfig(
             metric=study.primary.name,
             mode=study.primary.mode,
-            search_alg=_search_alg(request, study, optuna_url),
-            scheduler=_scheduler(request, sweep_defaults),
+            search_alg=_search_alg(request, study, plan.optuna_url),
+            scheduler=_scheduler(request, plan.sweep_defaults),
             num_samples=request.samples,
             max_concurrent_trials=request.max_concurrent if request.search == "optuna" else None,
             reuse_actors=study.reuse_actors and request.compute.workers == 0,
         ),
         run_config=tune.RunConfig(
             name=request.name,
-            storage_path=root,
+            storage_path=plan.root,
             failure_config=tune.FailureConfig(
                 max_failures=request.trial_max_failures, fail_fast=False
             ),
             checkpoint_config=tune.CheckpointConfig(num_to_keep=2),
-            callbacks=[*_tracking_callbacks(request, study, config, params, Path(run),
-                                            optuna_url), *guards],
+            callbacks=[*_tracking_callbacks(request, study, plan.config, plan.params,
+                                            plan.run_dir, plan.optuna_url), *callbacks],
         ),
     )
 
@@ -528,6 +652,8 @@ def _load_resumed(request: Request) -> Request:
         raise ConfigError(f"--resume: {request_file} is corrupt: {exc}") from None
     if not _same_study(saved.study, request.study):
         raise UserError(f"--resume: {run} is a {saved.study} run, not {request.study}")
+    if request.in_process and not saved.in_process:
+        raise UserError(f"--resume: {run} ran on Ray; resume it without --in-process")
     saved.study = request.study  # a study file may have moved (a job's working dir)
     saved.storage = request.storage
     saved.name = storage.name(run)

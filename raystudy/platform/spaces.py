@@ -11,28 +11,30 @@ A space file looks like::
 
 Distributions: ``grid`` (every value, crossed with the other grids), ``loggrid`` [lo, hi, n],
 ``choice`` (one value per sample), ``uniform`` / ``loguniform`` [lo, hi], ``randint``
-[lo, hi). Every key must be a field of the study's config and every value must pass the
-config's validation, checked before the first trial starts. Optuna samples but cannot
-enumerate, so with ``--search optuna`` grids become choices.
+[lo, hi). Every key must be a field of the study's config, every value must fit the
+field's type and bounds, and every *combination* must pass the config's own
+``validate()`` (rules that span keys, such as ``d_model`` divisible by ``n_heads``), all
+checked before Ray starts: each grid point with the fixed keys, and for sampled keys
+every choice and both ends of each range. Optuna samples but cannot enumerate, so with
+``--search optuna`` grids become choices.
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Mapping
 from typing import Any
 
-from ray import tune
-
 from raystudy.errors import ConfigError
 from raystudy.platform.config import (
-    apply_overrides,
+    check_rules,
     coerce,
     flat_fields,
     read_yaml,
     resolve_yaml,
     unknown_key_error,
-    validate,
+    with_values,
 )
 
 DISTRIBUTIONS = ("grid", "loggrid", "choice", "uniform", "loguniform", "randint")
@@ -100,19 +102,43 @@ def _check_bounds(key: str, kind: str, args: list[Any]) -> None:
 
 
 def parse_params(params: Mapping[str, Any], base_config: Any) -> list[tuple[str, str, list]]:
-    """``(key, kind, values)`` per space key, values coerced to the field's type and each
-    checked by the config's validation; ``kind`` is ``fixed`` for a plain value."""
+    """``(key, kind, values)`` per space key, values coerced to the field's type and
+    checked against its bounds; ``kind`` is ``fixed`` for a plain value. The rules that
+    span keys are :func:`check_combinations`'."""
     fields = flat_fields(type(base_config))
     parsed = []
     for key, spec in params.items():
         if key not in fields:
             raise unknown_key_error(key, fields)
         kind, args = ("fixed", [spec]) if not isinstance(spec, Mapping) else _values(key, spec)
-        values = [coerce(key, v, fields[key]) for v in args]
-        for value in values:
-            validate(apply_overrides(base_config, {key: value}))
-        parsed.append((key, kind, values))
+        parsed.append((key, kind, [coerce(key, v, fields[key]) for v in args]))
     return parsed
+
+
+def _probe_values(kind: str, values: list[Any]) -> list[Any]:
+    """What a key contributes to the combinations checked: every grid or choice value,
+    both ends of a range (``randint``'s upper end is exclusive)."""
+    if kind == "randint":
+        return sorted({int(values[0]), int(values[1]) - 1})
+    return values
+
+
+def check_combinations(parsed: list[tuple[str, str, list]], base_config: Any) -> int:
+    """Every combination of the swept keys' values (with the fixed keys set) through the
+    config's own ``validate()``; the first that fails is a ConfigError naming it
+    (``model.d_model=36 x model.n_heads=8: ...``). Returns how many were checked."""
+    fixed = {key: values[0] for key, kind, values in parsed if kind == "fixed"}
+    base = with_values(base_config, fixed)
+    swept = [(key, _probe_values(kind, values)) for key, kind, values in parsed
+             if kind != "fixed"]
+    keys = [key for key, _ in swept]
+    checked = 0
+    for combination in itertools.product(*(values for _, values in swept)):
+        flat = dict(zip(keys, combination, strict=True))
+        where = " x ".join(f"{k}={v}" for k, v in flat.items())
+        check_rules(with_values(base, flat), f"{where}: " if where else "")
+        checked += 1
+    return checked
 
 
 def build_param_space(
@@ -125,7 +151,13 @@ def build_param_space(
     """
     space: dict[str, Any] = {}
     grid_size = 1
-    for key, kind, values in parse_params(params, base_config):
+    parsed = parse_params(params, base_config)
+    check_combinations(parsed, base_config)
+    if not parsed:
+        return space, grid_size  # a run: no Tune import needed (``run --in-process``)
+    from ray import tune
+
+    for key, kind, values in parsed:
         if kind == "fixed":
             space[key] = values[0]
         elif kind == "grid" and search != "optuna":

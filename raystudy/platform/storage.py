@@ -98,6 +98,8 @@ def data_source(location: str | os.PathLike) -> tuple[str, Any]:
 
 def exists(location: str | os.PathLike) -> bool:
     """A file or folder is at ``location``."""
+    if not is_remote(location):
+        return os.path.exists(location)
     import pyarrow.fs
 
     fs, path = filesystem(location)

@@ -7,6 +7,7 @@ checkpoints, results, reports). A study never calls ``ray.init`` or builds a Tun
 
 from __future__ import annotations
 
+import argparse
 import sys
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -31,9 +32,10 @@ class Cadence(Protocol):
     still to do: after a resume, those after the last checkpoint.
     """
 
-    total: int
-    start: int
-
+    @property
+    def total(self) -> int: ...
+    @property
+    def start(self) -> int: ...
     def __iter__(self) -> Iterator[int]: ...
     def evaluates(self, step: int) -> bool: ...
     def checkpoints(self, step: int) -> bool: ...
@@ -47,17 +49,20 @@ class TrialContext(Protocol):
 
     rank: int
     world_size: int
-    slots: int
-    """How many ``map`` calls run at once (the trial's map slots; 1 without any)."""
 
+    @property
+    def slots(self) -> int:
+        """How many ``map`` calls run at once (the trial's map slots; 1 without any)."""
     @property
     def is_main(self) -> bool: ...
     @property
     def device(self) -> torch.device: ...
     @property
     def node_id(self) -> str: ...
-    def report(self, metrics: Mapping[str, Any],
-               checkpoint: Mapping[str, Any] | None = None) -> None: ...
+    def report(self, metrics: Mapping[str, Any], checkpoint: Mapping[str, Any] | None = None,
+               step: int | None = None) -> None:
+        """Namespaced metrics, an optional checkpoint state, and the cadence step they end
+        (a checkpoint records it, so a resumed cadence starts after it)."""
     def load_checkpoint(self) -> dict[str, Any] | None: ...
     def cadence(self, total: int, eval_every: int = 0, checkpoint_every: int = 0) -> Cadence: ...
     def prepare_model(self, model: torch.nn.Module) -> torch.nn.Module: ...
@@ -127,6 +132,23 @@ class Analysis:
 
 
 @dataclass(frozen=True)
+class DataCommand:
+    """A ``raystudy data NAME ...`` command a study contributes (a generator of its data).
+
+    ``add_arguments(parser)`` declares its flags on an argparse parser; ``run(args)`` does
+    the work and returns the line printed after ``raystudy: `` (what it wrote, where).
+    A ``UserError`` (``DataError``...) it raises is one line and exit code 2. Keep the
+    module that defines both light to import (heavy imports inside ``run``): ``raystudy
+    data`` reads every study's commands.
+    """
+
+    name: str
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], str]
+
+
+@dataclass(frozen=True)
 class Study:
     """One study: everything the platform needs to run, sweep and report it.
 
@@ -143,6 +165,9 @@ class Study:
     not check from here (object storage, say), which the platform prints.
     ``memory_estimate(config)`` returns ``(bytes, detail)``: a trial's peak memory, so a
     typo such as a huge batch size is refused before it can take a node down.
+    ``data_commands`` are the ``raystudy data`` commands the study contributes (its data
+    generators); a study package also names them ``DATA_COMMANDS`` in the module its
+    entry point names, so ``raystudy data`` finds them without building every study.
     """
 
     name: str
@@ -156,6 +181,7 @@ class Study:
     memory_estimate: Callable[[Any], tuple[int, str]] | None = None
     reuse_actors: bool = True
     supports_workers: bool = True
+    data_commands: tuple[DataCommand, ...] = ()
     yaml_dir: Path | None = None
     """Folder with the study's ``profiles/`` and ``spaces/``; default: the folder of the
     module that defines ``train_loop`` (a study package, or a study file's folder)."""

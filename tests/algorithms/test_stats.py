@@ -14,7 +14,9 @@ from raystudy.algorithms.stats import (
     SUPPORTED,
     bootstrap_mean_ci,
     clustered_slope,
+    equivalence,
     holm,
+    non_inferiority,
     paired_comparison,
     sign_flip_test,
     verdict,
@@ -149,3 +151,49 @@ def test_verdict_is_inconclusive_below_three_units_or_when_the_test_fails():
     assert verdict(0.1, 0.5, "greater", n=6, p_value=math.nan) == INCONCLUSIVE
     with pytest.raises(ValueError):
         verdict(0.1, 0.5, "up")  # type: ignore[arg-type]
+
+
+def test_equivalence_is_two_one_sided_sign_flip_tests_on_shifted_differences():
+    """TOST by hand: d = (0.1, -0.2, 0.05, 0.0, 0.15, -0.05), margin 0.5. Shifted by +0.5
+    every difference is positive, so the one-sided p is the one pattern of 64 with all
+    signs kept: 1/64; likewise for -0.5 (all negative). p = max = 1/64."""
+    d = np.array([0.1, -0.2, 0.05, 0.0, 0.15, -0.05])
+    result = equivalence(d, np.zeros(6), margin=0.5)
+    assert result.p_value == pytest.approx(1 / 64)
+    assert result.mean_difference == pytest.approx(d.mean())
+    assert "90%" in result.test and "equivalence within +-0.5" in result.test
+    assert verdict(result.ci_low, result.ci_high, "within", n=result.n,
+                   p_value=result.p_value, margin=0.5) == SUPPORTED
+    # with a margin of 0.06 the shifted differences change sign: p above alpha
+    tight = equivalence(d, np.zeros(6), margin=0.06)
+    low, _ = sign_flip_test(d + 0.06, "greater")
+    high, _ = sign_flip_test(d - 0.06, "less")
+    assert tight.p_value == pytest.approx(max(low, high)) and tight.p_value > 0.05
+    assert verdict(tight.ci_low, tight.ci_high, "within", n=6, p_value=tight.p_value,
+                   margin=0.06) == INCONCLUSIVE
+    with pytest.raises(ValueError, match="margin"):
+        equivalence(d, np.zeros(6), margin=0.0)
+
+
+@pytest.mark.parametrize("low, high, margin, expected", [
+    (-0.1, 0.1, 0.2, SUPPORTED),
+    (-0.3, 0.1, 0.2, INCONCLUSIVE),     # a wide interval around 0 is not a match
+    (0.25, 0.6, 0.2, CONTRADICTED),     # wholly outside: contradicted whatever TOST's p
+    (-0.9, -0.21, 0.2, CONTRADICTED),
+])
+def test_verdict_within_a_margin(low, high, margin, expected):
+    assert verdict(low, high, "within", n=8, p_value=0.5 if expected != SUPPORTED else 0.01,
+                   margin=margin) == expected
+
+
+def test_non_inferiority_shifts_by_the_margin_on_the_worse_side():
+    d = np.array([-0.02, 0.01, -0.01, 0.0, -0.03, 0.02, -0.01, 0.0])
+    result = non_inferiority(d, np.zeros(8), margin=0.05)          # higher is better
+    assert result.p_value == pytest.approx(sign_flip_test(d + 0.05, "greater")[0])
+    assert result.p_value == pytest.approx(1 / 256)
+    assert verdict(result.ci_low, result.ci_high, "greater", n=8, p_value=result.p_value,
+                   margin=0.05) == SUPPORTED
+    assert verdict(result.ci_low, result.ci_high, "greater", n=8, margin=0.0) == INCONCLUSIVE
+    lower_better = non_inferiority(-d, np.zeros(8), margin=0.05, direction="less")
+    assert lower_better.p_value == pytest.approx(result.p_value)
+    assert verdict(-0.2, -0.1, "greater", n=8, p_value=0.9, margin=0.05) == CONTRADICTED

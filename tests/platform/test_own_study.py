@@ -255,6 +255,7 @@ def test_a_study_file_travels_by_value_cached_loaders_included(tmp_path: Path) -
                      "STUDY = Study(name='cached', description='', config_cls=QuadraticConfig,"
                      " train_loop=uses_cache, metrics=STUDY.metrics)\n")
     study = registry.load_study_file(tmp_path / "cached.py")
+    registry.ship_study_files()  # what the runner does once Ray is up
     blob = ray.cloudpickle.dumps(study)
     module = sys.modules.pop("raystudy_file_cached")
     try:

@@ -41,3 +41,51 @@ def test_grid_size_is_product_and_optuna_gets_choices():
 def test_invalid_spaces_fail_before_any_trial(params, message):
     with pytest.raises(ConfigError, match=message):
         build_param_space(params, OptimizerRobustnessConfig(), "grid")
+
+
+def test_a_valid_pair_of_interdependent_keys_is_accepted():
+    """48 / 6 is fine although 48 is not divisible by the default 4 heads, nor 64 by 6."""
+    params = {"model.d_model": {"grid": [48]}, "model.n_heads": {"grid": [6]}}
+    space, size = build_param_space(params, OptimizerRobustnessConfig(), "grid")
+    assert size == 1 and space["model.d_model"] == {"grid_search": [48]}
+
+
+def test_an_invalid_combination_is_named_with_the_rule():
+    params = {"model.d_model": {"grid": [64, 36]}, "model.n_heads": {"grid": [4, 8]}}
+    with pytest.raises(ConfigError) as info:
+        build_param_space(params, OptimizerRobustnessConfig(), "grid")
+    assert str(info.value) == ("model.d_model=36 x model.n_heads=8: model.d_model must be "
+                               "divisible by model.n_heads")
+    # fixed keys take part in every combination but are not named
+    params = {"model.d_model": {"grid": [64, 60]}, "model.n_heads": 8}
+    with pytest.raises(ConfigError, match=r"^model.d_model=60: model.d_model must be"):
+        build_param_space(params, OptimizerRobustnessConfig(), "grid")
+
+
+def test_sampled_keys_are_checked_at_every_choice_and_both_ends():
+    from raystudy.platform.spaces import check_combinations, parse_params
+
+    config = OptimizerRobustnessConfig()
+    params = {"model.n_heads": {"choice": [2, 4]}, "model.d_model": {"randint": [60, 65]},
+              "optimizer.lr": {"loguniform": [1e-4, 1e-1]}}
+    with pytest.raises(ConfigError, match="model.n_heads=4 x model.d_model=62"):
+        check_combinations(parse_params({**params, "model.d_model": {"randint": [62, 65]}},
+                                        config), config)
+    assert check_combinations(parse_params({**params, "model.d_model": {"randint": [64, 65]}},
+                                           config), config) == 2 * 1 * 2
+    with pytest.raises(ConfigError, match="model.n_heads=2 x model.d_model=61"):
+        build_param_space({**params, "model.d_model": {"randint": [61, 65]}}, config, "random")
+
+
+def test_ten_thousand_combinations_are_all_checked():
+    from raystudy.platform.spaces import check_combinations, parse_params
+
+    config = OptimizerRobustnessConfig()
+    params = {"optimizer.lr": {"loggrid": [1e-5, 1.0, 100]},
+              "train.seed": {"grid": list(range(100))}}
+    assert check_combinations(parse_params(params, config), config) == 10_000
+    # 48/4, 48/8, 60/4 pass; 60/8 fails, first met after 15,000 valid combinations
+    params = {"model.d_model": {"grid": [48, 60]}, "model.n_heads": {"grid": [4, 8]}, **params}
+    with pytest.raises(ConfigError, match=r"^model.d_model=60 x model.n_heads=8 x "
+                                          r"optimizer.lr=1e-05 x train.seed=0: "):
+        check_combinations(parse_params(params, config), config)

@@ -146,3 +146,56 @@ def test_max_concurrent_is_the_generators_own_limit(search):
     assert _search_alg(request, get_study("optimizer_robustness"), None).max_concurrent == 3
     request.max_concurrent = None
     assert _search_alg(request, get_study("optimizer_robustness"), None).max_concurrent == 0
+
+
+def test_an_invalid_combination_is_one_line_before_ray_and_leaves_no_folder(tmp_path, capsys):
+    space = write_space(tmp_path, """
+params:
+  model.d_model: {grid: [64, 36]}
+  model.n_heads: {grid: [4, 8]}
+""")
+    code = main(["sweep", "optimizer_robustness", "--space", space, "--storage",
+                 str(tmp_path / "runs"), "--name", "bad"])
+    err = capsys.readouterr().err
+    assert code == 2 and err == ("raystudy: error: model.d_model=36 x model.n_heads=8: "
+                                 "model.d_model must be divisible by model.n_heads\n")
+    assert not (tmp_path / "runs" / "bad").exists()
+
+
+FAILING_STUDY = '''
+"""A study whose trial raises where x = 0."""
+from dataclasses import dataclass
+
+from raystudy import Metric, Study, TrialContext
+
+
+@dataclass
+class Config:
+    x: int = 1
+
+
+def loop(config: Config, ctx: TrialContext) -> None:
+    if config.x == 0:
+        raise RuntimeError("x = 0 is not allowed in this loop")
+    for step in ctx.cadence(2):
+        ctx.report({"eval/loss": float(config.x)}, step=step)
+
+
+STUDY = Study("failing", "raises on x = 0", Config, loop, (Metric("eval/loss", "min"),))
+'''
+
+
+def test_an_errored_trial_fails_the_sweep_and_its_error_file_is_in_the_run(ray_session,
+                                                                           tmp_path, capsys):
+    (tmp_path / "failing.py").write_text(FAILING_STUDY)
+    space = write_space(tmp_path, "params:\n  x: {grid: [0, 1, 2]}\n")
+    code = main(["sweep", str(tmp_path / "failing.py"), "--space", space, "--storage",
+                 str(tmp_path / "runs"), "--name", "f", "--optuna-storage", "off"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1
+    run_dir = tmp_path / "runs" / "f"
+    failed = [t for t in summary(run_dir)["trials"] if t["status"] == "error"]
+    assert len(failed) == 1 and failed[0]["params"] == {"x": 0}
+    error_file = run_dir / failed[0]["error_file"]
+    assert "x = 0 is not allowed" in error_file.read_text()
+    assert err[-1] == f"raystudy: 1 of 3 trial(s) failed; errors in {error_file}"

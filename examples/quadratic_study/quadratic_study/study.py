@@ -25,7 +25,9 @@ from raystudy import (
     Study,
     Table,
     TrialContext,
+    claims,
 )
+from raystudy.algorithms import stats
 
 
 @dataclass
@@ -70,22 +72,30 @@ def train_loop(config: QuadraticConfig, ctx: TrialContext) -> None:
 
 
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    """Final loss per optimizer and learning rate: a table and a loss-vs-lr figure."""
-    rows = sorted((t.config["optimizer"], t.config["lr"], t.metric("eval/loss"))
+    """Final loss per optimizer and learning rate (table, figure), and the claim that Adam
+    ends lower than SGD, each at its best learning rate, paired over seeds."""
+    rows = sorted((t.config["optimizer"], t.config["lr"], t.config["seed"], t.metric("eval/loss"))
                   for t in results.trials if t.history)
     fig = Figure(figsize=(5, 3.5))
     ax = fig.subplots()
     for name in sorted({r[0] for r in rows}):
-        ax.loglog([r[1] for r in rows if r[0] == name], [r[2] for r in rows if r[0] == name],
-                  "o-", label=name)
+        mine = [r for r in rows if r[0] == name and r[2] == rows[0][2]]  # one seed's curve
+        ax.loglog([r[1] for r in mine], [r[3] for r in mine], "o-", label=name)
     ax.set(xlabel="learning rate", ylabel="final loss")
     ax.legend()
     fig.savefig(figures_dir / "loss_vs_lr.png", dpi=120, bbox_inches="tight")
-    best = {name: min(r[2] for r in rows if r[0] == name) for name in {r[0] for r in rows}}
-    return Analysis(tables=[Table("Final loss", ["optimizer", "lr", "eval/loss"],
+    best = {(name, seed): min(r[3] for r in rows if (r[0], r[2]) == (name, seed))
+            for name, _, seed, _ in rows}
+    seeds = sorted({s for (_, s) in best if ("sgd", s) in best and ("adam", s) in best})
+    claim = claims.paired_claim(
+        "Adam ends lower than SGD, each at its best learning rate", "best loss: SGD - Adam",
+        stats.paired_comparison([best["sgd", s] for s in seeds], [best["adam", s] for s in seeds]),
+        "greater")
+    return Analysis(tables=[Table("Final loss", ["optimizer", "lr", "seed", "eval/loss"],
                                   [list(r) for r in rows])],
                     figures=[("Final loss vs learning rate", figures_dir / "loss_vs_lr.png")],
-                    summary={"best_loss": best})
+                    claims=[claim], summary={"best_loss": {f"{n}/{s}": v
+                                                           for (n, s), v in best.items()}})
 
 
 STUDY = Study(name="quadratic", description=__doc__.splitlines()[0],

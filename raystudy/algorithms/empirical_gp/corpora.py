@@ -27,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 import torch
@@ -41,6 +42,15 @@ def matern52(x1: np.ndarray, x2: np.ndarray, lengthscale: float) -> np.ndarray:
 
 
 @dataclass
+class Family(Protocol):
+    """A generator of corpus curves with known moments (the families below)."""
+
+    name: str
+
+    def draw(self, rng: np.random.Generator, xs: list[np.ndarray]) -> list[np.ndarray]: ...
+    def moments(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
+
+
 class GPFamily:
     """Draws from a GP with mean ``amplitude sin(3x)`` and a Matern-5/2 kernel
     (``outputscale`` x the unit-variance kernel)."""
@@ -143,7 +153,7 @@ def monte_carlo_moments(family, z: np.ndarray, draws: int = 20_000,
     return mean, centred.T @ centred / draws
 
 
-FAMILIES: dict[str, Callable[[], object]] = {
+FAMILIES: dict[str, Callable[[], Family]] = {
     "gp": GPFamily, "curves": CurveFamily, "seasonal": SeasonalFamily}
 
 

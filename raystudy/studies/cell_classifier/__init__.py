@@ -9,6 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from raystudy.studies.cell_classifier.make_data import (
+    DATA_COMMANDS,  # `raystudy data` reads them here
+)
+
+__all__ = ["DATA_COMMANDS", "STUDY"]
+
 
 def __getattr__(name: str) -> Any:
     if name == "STUDY":

@@ -43,6 +43,7 @@ from raystudy import (
     Study,
     Table,
     TrialContext,
+    claims,
     parse_spec,
 )
 from raystudy.algorithms import stats
@@ -59,7 +60,7 @@ from raystudy.algorithms.sampling.synthetic import plate_path
 from raystudy.algorithms.sampling.torch_loader import rows_to_tensors
 from raystudy.errors import DataError
 from raystudy.platform import datacheck
-from raystudy.studies import claims
+from raystudy.studies.cell_classifier.make_data import DATA_COMMANDS
 
 OBS = ["plate", "cell_line"]
 
@@ -413,4 +414,5 @@ STUDY = Study(
     datasets=train_datasets,
     check_data=check_data,
     memory_estimate=memory_estimate,
+    data_commands=DATA_COMMANDS,
 )

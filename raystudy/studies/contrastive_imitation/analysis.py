@@ -13,10 +13,9 @@ from pathlib import Path
 
 import numpy as np
 
-from raystudy import Analysis, Claim, RunResults, Table
+from raystudy import Analysis, Claim, RunResults, Table, claims
 from raystudy.algorithms import stats
 from raystudy.algorithms.imitation import comparison, sources
-from raystudy.studies import claims
 from raystudy.studies.contrastive_imitation.data import SAC
 
 CLAIM = ("DualCOIL, learning from a few good and bad demonstrations plus unlabeled data, "

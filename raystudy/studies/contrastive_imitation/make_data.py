@@ -3,10 +3,11 @@ D4RL-format HDF5 file and a Minari dataset (both or neither)."""
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-from raystudy.errors import DataError, UserError
-from raystudy.platform.preflight import check_writable, describe_os_error, is_disk_full
+from raystudy import DataCommand, DataError, UserError, bounded, check_writable
+from raystudy.platform.preflight import describe_os_error, is_disk_full
 
 MB = 1024**2
 
@@ -57,3 +58,29 @@ def make_offline_rl(out_dir: str, env_id: str, policy: str, episodes: int, seed:
                f"(score {reference.score(values.mean()):.1f}; reference random "
                f"{reference.random:.1f}, expert {reference.expert:.1f}); Minari dataset in {store}")
     return path, minari_id, summary
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out_dir")
+    parser.add_argument("--env", required=True, help="gymnasium id, e.g. Pendulum-v1")
+    parser.add_argument("--policy", required=True, choices=("expert", "medium", "random"))
+    parser.add_argument("--episodes", type=bounded(int, 1), required=True)
+    parser.add_argument("--seed", type=bounded(int, 0), default=0,
+                        help="reset seed of the first episode")
+    parser.add_argument("--expert-dir", default=None,
+                        help="MuJoCo tasks: folder with the SAC trainer's expert.pt, medium.pt")
+    parser.add_argument("--reference-episodes", type=bounded(int, 1), default=100,
+                        help="episodes each of the random and expert policy for the "
+                        "reference returns (default 100)")
+
+
+def _run(args: argparse.Namespace) -> str:
+    path, minari_id, summary = make_offline_rl(args.out_dir, args.env, args.policy,
+                                               args.episodes, args.seed, args.expert_dir,
+                                               args.reference_episodes)
+    return f"wrote {path} and Minari dataset {minari_id}: {summary}"
+
+
+DATA_COMMANDS = (DataCommand("make-offline-rl", "roll out a policy; write a D4RL-format "
+                             "HDF5 file and a Minari dataset (in MINARI_DATASETS_PATH) with the "
+                             "reference returns", _arguments, _run),)

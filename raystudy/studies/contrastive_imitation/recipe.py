@@ -73,6 +73,7 @@ from raystudy.studies.contrastive_imitation.data import (
     check_data,
     source_locations,
 )
+from raystudy.studies.contrastive_imitation.make_data import DATA_COMMANDS
 
 METHOD_CHOICES = (*METHODS, ORACLE, SAC)
 DATA_SOURCES = sources.SOURCES
@@ -354,6 +355,8 @@ def evaluate_seeds(env_id: str, make_policy: Any, seeds: list[int]) -> list[floa
 def train_expert(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
     """method=sac: train the task's SAC expert; expert.pt/medium.pt go to data.expert_dir."""
     t, reference = config.train, d4rl_reference(config.data.task)
+    if reference is None:  # validate() refuses such a task; a third party's call may not
+        raise ValueError(f"method=sac: no D4RL reference returns for {config.data.task}")
     args = sac.Args(env_id=sources.env_id(config.data.task), total_timesteps=t.steps,
                     seed=t.seed, eval_every=t.eval_every, eval_episodes=t.eval_episodes,
                     out_dir=config.data.expert_dir, device=str(ctx.device), threads=t.threads)
@@ -435,4 +438,5 @@ STUDY = Study(
     analyze=analyze,
     datasets=ray_datasets,
     check_data=check_data,
+    data_commands=DATA_COMMANDS,
 )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
+DATA_COMMANDS = ()  # no `raystudy data` command: the registry need not build STUDY to know
+
 
 def __getattr__(name: str) -> Any:
     if name == "STUDY":

@@ -14,11 +14,10 @@ from typing import Any
 import numpy as np
 import torch
 
-from raystudy import Analysis, Claim, RunResults, Table
+from raystudy import Analysis, Claim, RunResults, Table, claims
 from raystudy.algorithms import stats
 from raystudy.algorithms.empirical_gp.baselines import BASELINES
 from raystudy.algorithms.empirical_gp.curve_models import CURVE_MODELS
-from raystudy.studies import claims
 
 METHODS = ("egp", "base", "corpus_gp", *BASELINES, *CURVE_MODELS)
 

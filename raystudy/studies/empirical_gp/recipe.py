@@ -394,6 +394,7 @@ def train_loop(config: EmpiricalGPConfig, ctx: TrialContext) -> None:
                        "train/corpus_gp/log_likelihood": fitted.log_likelihood / n_obs,
                        "train/corpus_gp/seconds": time.perf_counter() - started}
     if m.base_fit == "corpus":
+        assert fitted is not None  # fitted just above for base_fit=corpus
         kernel, mean, noise = fitted.kernel, fitted.mean, fitted.noise
 
     started = time.perf_counter()

@@ -44,6 +44,7 @@ from raystudy import (
     Study,
     Table,
     TrialContext,
+    claims,
 )
 from raystudy.algorithms.graph_transfer import gains, summary
 from raystudy.algorithms.graph_transfer.datasets import (
@@ -59,7 +60,6 @@ from raystudy.algorithms.graph_transfer.split import leakage_free_split
 from raystudy.algorithms.graph_transfer.stats import graph_statistics
 from raystudy.algorithms.graph_transfer.synthetic import CSBM, is_synthetic, parse_csbm
 from raystudy.algorithms.graph_transfer.train import FitConfig
-from raystudy.studies import claims
 
 MECHANISM_NAMES = tuple(MECHANISMS)
 Dropout = Annotated[float, Range(ge=0, lt=1)]

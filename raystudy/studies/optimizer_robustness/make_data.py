@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 
-from raystudy.errors import DataError, UserError
-from raystudy.platform.preflight import check_writable
+from raystudy import DataCommand, DataError, UserError, bounded, check_writable
 
 MB = 1024**2
 
@@ -31,3 +31,19 @@ def make_token_dataset(out_dir: str, source: str, seq_len: int, max_bytes: int) 
             raise
         raise UserError(f"make-tokens output folder {out_dir}: no space left on device "
                         f"({exc})") from None
+
+
+def _arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("out_dir")
+    parser.add_argument("--source", default="stdlib",
+                        help="'stdlib' (Python's own sources) or a folder of text files")
+    parser.add_argument("--seq-len", type=bounded(int, 2), default=128)
+    parser.add_argument("--max-bytes", type=bounded(int, 1), default=20_000_000)
+
+
+def _run(args: argparse.Namespace) -> str:
+    return f"wrote {make_token_dataset(args.out_dir, args.source, args.seq_len, args.max_bytes)}"
+
+
+DATA_COMMANDS = (DataCommand("make-tokens", "tokenize local text files into train/val .npy "
+                             "sequences", _arguments, _run),)

@@ -42,6 +42,7 @@ from raystudy import (
     Study,
     Table,
     TrialContext,
+    claims,
 )
 from raystudy.algorithms import stats
 from raystudy.algorithms.models import GPT
@@ -49,8 +50,8 @@ from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
 from raystudy.errors import DataError, MissingDataError, UserError
 from raystudy.platform import datacheck, storage
-from raystudy.studies import claims
 from raystudy.studies.optimizer_robustness import curves
+from raystudy.studies.optimizer_robustness.make_data import DATA_COMMANDS
 
 
 @dataclass
@@ -377,4 +378,5 @@ STUDY = Study(
     datasets=token_datasets,
     check_data=check_data,
     memory_estimate=memory_estimate,
+    data_commands=DATA_COMMANDS,
 )

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from raystudy import Analysis, Claim, Table
+from raystudy import Analysis, Claim, Table, claims
 from raystudy.algorithms import stats
 from raystudy.algorithms.plasticity.analysis import (
     ONLINE,
@@ -29,7 +29,6 @@ from raystudy.algorithms.plasticity.analysis import (
     select_strength,
 )
 from raystudy.algorithms.plasticity.plots import plot_claim, plot_per_task, plot_relative
-from raystudy.studies import claims
 from raystudy.studies.plasticity.interventions import method_of
 
 CLAIM = "L2-ER keeps late-task performance at or above a full reset at every task change"

@@ -300,6 +300,8 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, active: i
 # ----------------------------------------------------------------------------- loop
 def num_tasks(config: PlasticityConfig, data: ImageData | None) -> int:
     if config.stream.kind == "incremental":
+        if data is None:
+            raise ValueError("stream.kind=incremental needs an image dataset")
         return min(config.stream.tasks, incremental_tasks(data.classes,
                                                           config.stream.classes_per_task))
     return config.stream.tasks
