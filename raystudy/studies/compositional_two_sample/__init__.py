@@ -1,0 +1,25 @@
+"""A studentized spherical-harmonic two-sample test for compositions: size, power (ICML 2026).
+
+The study package: ``recipe.py`` (config, data, the Monte Carlo loop, ``STUDY``),
+``analysis.py`` (tables, figures, claims), ``make_data.py`` (``raystudy data
+make-compositions``), and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first
+access, so ``raystudy list`` reads this docstring without importing the recipe.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raystudy.studies.compositional_two_sample.make_data import (
+    DATA_COMMANDS,  # `raystudy data` reads them here
+)
+
+__all__ = ["DATA_COMMANDS", "STUDY"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STUDY":
+        from raystudy.studies.compositional_two_sample.recipe import STUDY
+
+        return STUDY
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,319 @@
+"""The two-sample study: the Monte Carlo loop without Ray (reports, resume, the map
+fan-out), its config errors, the data command and the file scenario, the claims on
+hand-built trials, and a shrunk quick sweep through the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from raystudy import LocalContext
+from raystudy.algorithms.two_sample import read_table
+from raystudy.cli import main
+from raystudy.errors import ConfigError, DataError, MissingDataError
+from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.results import RunResults, TrialRecord
+from raystudy.studies.compositional_two_sample.analysis import QQ_LEVELS, analyze
+from raystudy.studies.compositional_two_sample.recipe import (
+    STUDY,
+    TwoSampleConfig,
+    check_data,
+    train_loop,
+)
+
+STUDY_NAME = "compositional_two_sample"
+TINY = {"data.n": 12, "mc.reps": 12, "mc.batches": 3, "baselines.permutations": 19}
+COMPOSITIONAL = ("harmonic_cross", "harmonic_full", "energy_perm", "mmd_perm", "cross_mmd",
+                 "hotelling_ilr", "james_ilr", "cao_lin_li", "dirichlet_lrt")
+
+
+def config(**overrides) -> TwoSampleConfig:
+    return validate(apply_overrides(TwoSampleConfig(), {**TINY, **overrides}))
+
+
+def run(cfg: TwoSampleConfig, checkpoint=None, **context) -> LocalContext:
+    ctx = LocalContext(STUDY.metrics, checkpoint=checkpoint, **context)
+    train_loop(cfg, ctx)
+    return ctx
+
+
+# ----------------------------------------------------------------------------- the loop
+def test_a_null_trial_reports_every_batch_every_method_and_the_null_distribution():
+    ctx = run(config())
+    assert [r["mc/batch"] for r in ctx.reports] == [1, 2, 3]
+    last = ctx.reports[-1]
+    rates = [r["batch/reject/harmonic_cross"] for r in ctx.reports]
+    assert last["eval/reject"] == pytest.approx(np.mean(rates))
+    assert last["mc/replicates"] == 36 and last["diverged"] == 0
+    for method in COMPOSITIONAL:
+        assert 0 <= last[f"batch/reject/{method}"] <= 1
+        assert last[f"batch/time_ms/{method}"] > 0
+    assert "batch/reject/mean_direction" not in last  # a directional test: not applicable
+    statistics = ctx.last_checkpoint["statistics"]["harmonic_cross"]
+    assert statistics.shape == (36,)
+    from scipy import stats
+
+    assert last["eval/ks"] == pytest.approx(stats.kstest(statistics, "norm").statistic)
+    assert last["null/harmonic_full/q0.5"] == pytest.approx(
+        np.median(ctx.last_checkpoint["statistics"]["harmonic_full"]))
+    assert all(f"null/harmonic_cross/q{p:g}" in last for p in QQ_LEVELS)
+
+
+def test_an_alternative_reports_power_and_no_null_statistics():
+    ctx = run(config(**{"data.scenario": "concentration/3.0", "data.n": 40,
+                        "harmonic.studentize": "full", "baselines.methods": "hotelling_ilr"}))
+    last = ctx.reports[-1]
+    assert "eval/ks" not in last and not any(k.startswith("null/") for k in last)
+    assert {k.removeprefix("batch/reject/") for k in last if k.startswith("batch/reject/")} \
+        == {"harmonic_full", "hotelling_ilr"}
+    assert last["eval/reject"] == last["eval/reject/harmonic_full"] > 0.5  # 4x concentration
+
+
+def test_directional_data_run_the_mean_direction_test_not_the_log_ratio_tests():
+    last = run(config(**{"data.scenario": "vmf/0.5", "data.D": 4})).reports[-1]
+    assert "batch/reject/mean_direction" in last and "batch/reject/hotelling_ilr" not in last
+
+
+def test_a_resumed_trial_continues_at_the_next_batch_with_the_same_replicates():
+    full = run(config(**{"mc.batches": 4}))
+    first_leg = run(config(**{"mc.batches": 2}))
+    resumed = run(config(**{"mc.batches": 4}), checkpoint=first_leg.last_checkpoint)
+    assert [r["mc/batch"] for r in resumed.reports] == [3, 4]
+    for a, b in zip(full.reports[2:], resumed.reports, strict=True):
+        for key in ("batch/reject/harmonic_cross", "batch/reject/energy_perm", "eval/reject",
+                    "eval/ks", "null/harmonic_full/sd"):
+            assert a[key] == pytest.approx(b[key], rel=1e-12), key
+    assert resumed.last_checkpoint["statistics"]["harmonic_cross"].shape == (48,)
+
+
+class RecordingContext(LocalContext):
+    """A LocalContext with two map slots that records what each ``map`` call got."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, map_tasks=2, **kwargs)
+        self.rounds: list[int] = []
+
+    def map(self, fn, items):
+        items = list(items)
+        self.rounds.append(len(items))
+        return super().map(fn, items)
+
+
+def test_batches_go_to_ctx_map_one_round_per_slot_and_give_the_same_results():
+    ctx = RecordingContext(STUDY.metrics)
+    train_loop(config(**{"mc.batches": 5}), ctx)
+    assert ctx.rounds == [2, 2, 1]
+    alone = run(config(**{"mc.batches": 5}))
+    assert [r["batch/reject/mmd_perm"] for r in ctx.reports] == \
+        [r["batch/reject/mmd_perm"] for r in alone.reports]
+
+
+def test_configurations_never_share_replicates_but_degrees_do():
+    def cross(**kw):
+        return [r["batch/reject/energy_perm"] for r in run(config(**kw)).reports]
+
+    same = cross(**{"harmonic.degree": 3})
+    assert same == cross()                         # the baselines see the same replicates
+    from raystudy.studies.compositional_two_sample.recipe import batch_seed
+
+    seeds = {batch_seed(config(**kw), 1) for kw in ({}, {"data.n": 13}, {"data.D": 4},
+                                                    {"mc.seed": 1})}
+    assert len(seeds) == 4
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"data.scenario": "dirichlet/0.5"}, "data.scenario=dirichlet/0.5: the dirichlet family "
+                                         "is a null"),
+    ({"data.scenario": "nosuch/1"}, "expected family or family/effect"),
+    ({"data.scenario": "mixture/1.5"}, "needs effect in"),
+    ({"data.scenario": "file/1"}, "needs a path"),
+    ({"data.n": 3}, "data.n=3 must be >= 4"),
+    ({"harmonic.studentize": "cross,cross"}, "names a studentization twice"),
+    ({"data.groups": "a,b,c"}, "name exactly two groups"),
+    ({"data.scenario": "zeros/1", "data.D": 20, "data.depth": 10}, "too low for D=20"),
+])
+def test_bad_config_values_are_one_line(overrides, message):
+    with pytest.raises(ConfigError, match=message) as err:
+        config(**overrides)
+    assert "\n" not in str(err.value)
+
+
+def test_a_bad_value_on_the_command_line_is_one_line_and_exit_2(capsys):
+    assert main(["run", STUDY_NAME, "--in-process", "--set", "data.scenario=shape/1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "shape family needs effect in [0, 1)" in err
+
+
+def test_run_in_process_through_the_cli_writes_a_report(tmp_path):
+    assert main(["run", STUDY_NAME, "--in-process", "--storage", str(tmp_path), "--name", "r",
+                 *(x for k, v in TINY.items() for x in ("--set", f"{k}={v}"))]) == 0
+    report = (tmp_path / "r" / "report.md").read_text()
+    assert "size within +-0.02 of alpha at every null configuration" in report
+    assert (tmp_path / "r" / "figures" / "qq.png").stat().st_size > 10_000
+
+
+# ----------------------------------------------------------------------------- data
+@pytest.mark.parametrize("name, delimiter", [("counts.tsv", "\t"), ("counts.csv", ",")])
+def test_make_compositions_writes_a_table_the_reader_reads(tmp_path, name, delimiter):
+    path = tmp_path / "sub" / name
+    assert main(["data", "make-compositions", str(path), "--rows", "12", "--parts", "4",
+                 "--depth", "30"]) == 0
+    header = path.read_text().splitlines()[0]
+    assert header == delimiter.join(["group", "taxon_1", "taxon_2", "taxon_3", "taxon_4"])
+    table = read_table(path, "group")
+    assert table.groups == ("control", "treated")
+    assert table.x.shape == table.y.shape == (12, 4)
+    assert np.allclose(table.x.sum(1), 1)
+    counts = np.loadtxt(path, delimiter=delimiter, skiprows=1, usecols=range(1, 5))
+    assert (counts.sum(1) == 30).all() and (counts == np.round(counts)).all()
+
+
+def test_make_compositions_errors_are_one_line_and_exit_2(tmp_path, capsys):
+    assert main(["data", "make-compositions", str(tmp_path), "--rows", "5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "is a folder; name the table file" in err
+    with pytest.raises(SystemExit) as exit_:
+        main(["data", "make-compositions", str(tmp_path / "t.csv"), "--rows", "1"])
+    assert exit_.value.code == 2
+    assert "--rows: 1 must be >= 2" in capsys.readouterr().err
+
+
+def test_the_file_scenario_reads_the_table_and_check_data_names_problems(tmp_path):
+    path = tmp_path / "counts.tsv"
+    assert main(["data", "make-compositions", str(path), "--rows", "30", "--parts", "5",
+                 "--concentration", "4"]) == 0
+    cfg = config(**{"data.scenario": "file/1", "data.path": str(path), "data.n": 30})
+    check_data(cfg)
+    last = run(cfg).reports[-1]
+    assert last["eval/reject/harmonic_cross"] > 0.3   # 5x concentration, 30 per group
+    with pytest.raises(MissingDataError, match="no composition table at"):
+        check_data(config(**{"data.scenario": "file/0", "data.path": str(tmp_path / "no.csv")}))
+    bad = tmp_path / "bad.csv"
+    bad.write_text("group,a,b\nx,1,2\ny,3,-1\n")
+    with pytest.raises(DataError, match="negative"):
+        check_data(config(**{"data.scenario": "file/0", "data.path": str(bad)}))
+
+
+# ----------------------------------------------------------------------------- analysis
+def trial(tid: str, scenario: str, n: int, rates: dict[str, list[float]],
+          ms: dict[str, float] | None = None, ks: float | None = None) -> TrialRecord:
+    """A finished trial whose batch b reports ``rates[method][b]`` (and, at a null, the
+    final KS of each harmonic method)."""
+    ms = ms or {}
+    history = []
+    batches = len(next(iter(rates.values())))
+    for b in range(batches):
+        row = {"mc/batch": b + 1}
+        for method, values in rates.items():
+            row[f"batch/reject/{method}"] = values[b]
+            row[f"batch/time_ms/{method}"] = ms.get(method, 1.0)
+        history.append(row)
+    if ks is not None:
+        history[-1].update({f"eval/ks/{m}": ks for m in rates if m.startswith("harmonic_")})
+        history[-1].update({f"null/{m}/q{p:g}": float(p) for m in rates
+                            if m.startswith("harmonic_") for p in QQ_LEVELS})
+    history.append(dict(history[-1]))  # a resumed trial reports its last batch twice
+    cfg = {"data.scenario": scenario, "data.n": n, "data.m_ratio": 1.0, "data.D": 3,
+           "harmonic.degree": 10, "harmonic.distance": "chordal", "mc.alpha": 0.05,
+           "mc.reps": 100}
+    return TrialRecord(tid, {}, "finished", history=history, config=cfg)
+
+
+B = 10
+WOBBLE = [0.01 * ((3 * b) % 5 - 2) for b in range(B)]   # -0.02 .. 0.02, mean 0
+
+
+def hand_built(null_size: float, power_gap: float, energy_gap: float) -> RunResults:
+    """Null trials at three n, sized ``null_size`` for harmonic_cross (the baselines at
+    0.05), KS falling with n; same-mean alternatives where harmonic_cross has
+    ``power_gap`` over the mean tests and ``energy_gap`` over energy_perm, 10x faster."""
+    trials = []
+    for i, n in enumerate((25, 50, 100)):
+        rates = {"harmonic_cross": [null_size + 0.5 * w for w in WOBBLE],
+                 "energy_perm": [0.05 + 0.5 * w for w in WOBBLE],
+                 "hotelling_ilr": [0.05] * B}
+        trials.append(trial(f"null{n}", "dirichlet", n, rates,
+                            ks=0.2 - 0.05 * i + 0.001 * (i == 1)))
+    for family in ("concentration/1.0", "mixture/0.3"):
+        for n in (25, 100):
+            h = [0.6 + w for w in WOBBLE]
+            rates = {"harmonic_cross": h, "energy_perm": [x - energy_gap for x in h],
+                     "hotelling_ilr": [x - power_gap for x in h],
+                     "james_ilr": [x - power_gap for x in h],
+                     "cao_lin_li": [x - power_gap - 0.01 for x in h]}
+            trials.append(trial(f"{family}{n}", family, n, rates,
+                                ms={"harmonic_cross": 1.0, "energy_perm": 10.0}))
+    return RunResults(run_dir=None, request={}, trials=trials)  # type: ignore[arg-type]
+
+
+def verdicts(analysis) -> dict[str, str]:
+    return {c.statement.split(": ", 1)[1]: c.verdict for c in analysis.claims}
+
+
+def test_analyze_supports_every_claim_when_the_batches_say_so(tmp_path):
+    analysis = analyze(hand_built(null_size=0.05, power_gap=0.5, energy_gap=0.0), tmp_path)
+    got = verdicts(analysis)
+    assert set(got.values()) == {"supported"}, got
+    assert len(got) == 7   # size, KS, 3 mean tests, non-inferiority, time
+    size = analysis.claims[0]
+    assert size.n == B and "binding" in size.effect and "3 null configurations" in size.note
+    power = [c for c in analysis.claims if "hotelling_ilr on" in c.statement][0]
+    assert power.effect_size == pytest.approx(0.5) and "Holm" in power.test
+    for name in ("size_vs_n", "power_D3", "qq", "time_per_test"):
+        assert (tmp_path / f"{name}.png").stat().st_size > 10_000
+    titles = [t.title for t in analysis.tables]
+    assert any(t.startswith("Size at the null") for t in titles)
+    rates = analysis.summary["rates"]["dirichlet n=25 m=25 D=3 L=10"]
+    assert rates["harmonic_cross"] == pytest.approx(0.05)
+
+
+def test_analyze_contradicts_an_oversized_test_and_a_power_loss(tmp_path):
+    got = verdicts(analyze(hand_built(null_size=0.12, power_gap=-0.3, energy_gap=-0.2),
+                           tmp_path))
+    assert got["size within +-0.02 of alpha at every null configuration"] == "contradicted"
+    assert got["more power than hotelling_ilr on the same-mean alternatives"] == "contradicted"
+    assert got["power within 0.05 of the permutation energy test"] == "contradicted"
+
+
+def test_analyze_on_few_sample_sizes_says_why_a_claim_is_open(tmp_path):
+    results = hand_built(0.05, 0.5, 0.0)
+    results.trials = [t for t in results.trials if t.config["data.n"] != 100]
+    claims = {c.statement.split(": ", 1)[1]: c for c in analyze(results, tmp_path).claims}
+    ks = claims["the KS distance to N(0, 1) falls with n"]
+    assert ks.verdict == "inconclusive at this scale" and "only 2 clusters" in ks.note
+    assert math.isnan(ks.effect_size)
+
+
+def test_analyze_without_alternatives_keeps_the_power_claims_as_missing(tmp_path):
+    results = hand_built(0.05, 0.5, 0.0)
+    results.trials = [t for t in results.trials if t.config["data.scenario"] == "dirichlet"]
+    claims = analyze(results, tmp_path).claims
+    missing = [c for c in claims if "no same-mean alternative" in c.note]
+    assert len(missing) == 3 and all(c.verdict == "inconclusive at this scale"
+                                     for c in missing)
+
+
+# ----------------------------------------------------------------------------- on Ray
+@pytest.mark.ray
+def test_quick_sweep_shrunk_through_the_cli(ray_session, tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text("params:\n  data.scenario: {grid: [dirichlet, mixture/0.5]}\n"
+                     "  data.n: {grid: [16, 24]}\n")
+    sets = {**TINY, "mc.reps": 20, "data.n": 16}
+    assert main(["sweep", STUDY_NAME, "--profile", "quick", "--space", str(space),
+                 "--storage", str(tmp_path / "runs"), "--name", "smoke",
+                 *(x for k, v in sets.items() for x in ("--set", f"{k}={v}"))]) == 0
+    run_dir = tmp_path / "runs" / "smoke"
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["counts"]["finished"] == 4
+    assert {c["statement"].split(": ", 1)[0] for c in summary["claims"]} == \
+        {"harmonic (cross)", "harmonic (full)"}
+    assert len(summary["claims"]) == 14
+    assert set(summary["analysis"]["ks"]) == {"dirichlet n=16 m=16 D=3 L=10",
+                                              "dirichlet n=24 m=24 D=3 L=10"}
+    report = (run_dir / "report.md").read_text()
+    for text in ("## Claim", "### Size at the null configurations", "power_D3.png", "qq.png"):
+        assert text in report, text
