@@ -259,7 +259,7 @@ def test_analyze_supports_every_claim_when_the_batches_say_so(tmp_path):
     assert set(got.values()) == {"supported"}, got
     assert len(got) == 7   # size, KS, 3 mean tests, non-inferiority, time
     size = analysis.claims[0]
-    assert size.n == B and "binding" in size.effect and "3 null configurations" in size.note
+    assert size.n == B and "binding" in size.effect and "3 of 3 supported" in size.note
     power = [c for c in analysis.claims if "hotelling_ilr on" in c.statement][0]
     assert power.effect_size == pytest.approx(0.5) and "Holm" in power.test
     for name in ("size_vs_n", "power_D3", "qq", "time_per_test"):
@@ -276,6 +276,18 @@ def test_analyze_contradicts_an_oversized_test_and_a_power_loss(tmp_path):
     assert got["size within +-0.02 of alpha at every null configuration"] == "contradicted"
     assert got["more power than hotelling_ilr on the same-mean alternatives"] == "contradicted"
     assert got["power within 0.05 of the permutation energy test"] == "contradicted"
+
+
+def test_non_inferiority_is_all_of_one_losing_alternative_contradicts_it(tmp_path):
+    results = hand_built(0.05, 0.5, 0.0)
+    results.trials.append(trial("lossy", "mean_shift/0.5", 50,
+                                {"harmonic_cross": [0.3 + w for w in WOBBLE],
+                                 "energy_perm": [0.5 + w for w in WOBBLE]}))
+    claim = [c for c in analyze(results, tmp_path).claims
+             if "permutation energy test" in c.statement and "power" in c.statement][0]
+    assert claim.verdict == "contradicted" and claim.effect_size == pytest.approx(-0.2)
+    assert "mean_shift/0.5 n=50 m=50 D=3 (binding)" in claim.effect
+    assert "4 of 5 supported" in claim.note and "pooled over every alternative" in claim.note
 
 
 def test_analyze_on_few_sample_sizes_says_why_a_claim_is_open(tmp_path):
@@ -298,13 +310,14 @@ def test_analyze_without_alternatives_keeps_the_power_claims_as_missing(tmp_path
 
 # ----------------------------------------------------------------------------- on Ray
 @pytest.mark.ray
-def test_quick_sweep_shrunk_through_the_cli(ray_session, tmp_path):
+def test_quick_sweep_shrunk_through_the_cli_with_batches_as_ray_tasks(ray_session, tmp_path):
     space = tmp_path / "space.yaml"
     space.write_text("params:\n  data.scenario: {grid: [dirichlet, mixture/0.5]}\n"
                      "  data.n: {grid: [16, 24]}\n")
     sets = {**TINY, "mc.reps": 20, "data.n": 16}
     assert main(["sweep", STUDY_NAME, "--profile", "quick", "--space", str(space),
-                 "--storage", str(tmp_path / "runs"), "--name", "smoke",
+                 "--storage", str(tmp_path / "runs"), "--name", "smoke", "--map-tasks", "2",
+                 "--cpus-per-map-task", "0.5", "--cpus-per-worker", "0.5",  # batches as tasks
                  *(x for k, v in sets.items() for x in ("--set", f"{k}={v}"))]) == 0
     run_dir = tmp_path / "runs" / "smoke"
     summary = json.loads((run_dir / "summary.json").read_text())
