@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test lint install postgres clean
+.PHONY: demo test lint install postgres browser clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -21,10 +21,14 @@ install: $(VENV)/.installed
 postgres:
 	@bash .ci/postgres.sh
 
+# Headless Chromium and ChromeDriver (Debian's) for the report's browser test; never fails.
+browser:
+	@bash .ci/chromium.sh
+
 demo: install
 	$(VENV)/bin/raystudy sweep optimizer_robustness --profile quick --space demo
 
-test: lint postgres
+test: lint postgres browser
 	$(PY) -m pytest -q tests
 
 # ruff, and mypy over the contract and every study written on it (pyproject.toml: [tool.mypy])

@@ -104,8 +104,11 @@ def _add_study_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--verbose", action="store_true",
                         help="also show Ray's and Tune's own output (trial tables) on the "
                         "terminal; it always goes to the run folder's logs/driver.log")
-    parser.add_argument("--mlflow", action="store_true",
-                        help="also log trials to MLflow (file:<run folder>/mlruns; needs mlflow)")
+    parser.add_argument("--mlflow", nargs="?", const="default", default="", metavar="URI",
+                        help="also log every trial to MLflow: one experiment per study, one "
+                        "MLflow run per trial, the report as an artifact (default store: "
+                        "file:STORAGE/mlruns, shared by the runs under --storage; needs "
+                        "mlflow)")
     parser.add_argument("--optuna-storage", default=None, metavar="URL",
                         help="database of the live optuna-dashboard study: a SQLAlchemy URL "
                         "(default sqlite in the run folder; 'off' for none)")
@@ -167,6 +170,17 @@ def build_parser(data_commands: dict[str, tuple[str, Any]] | None = None
                         "(s3://bucket/runs/NAME?endpoint_override=...)")
     report.add_argument("--out", default=None,
                         help="write the report here instead of into RUN_DIR (e.g. read-only)")
+    report.add_argument("--page", default=None, metavar="DOCS_PAGE",
+                        help="also write the run's results section into a study's page "
+                        "(docs/STUDY.md), in place of the one generated before")
+
+    compare = sub.add_parser("compare", help="runs of one study side by side: claims, the "
+                             "primary metric per configuration, what differs (one page)")
+    compare.add_argument("runs", nargs="+", metavar="RUN",
+                         help="two or more run folders (or object-storage URIs)")
+    compare.add_argument("--out", default=None,
+                         help="folder for compare.md/html (default: compare-TIME beside the "
+                         "first run)")
 
     dashboard = sub.add_parser("dashboard", help="optuna-dashboard on a run's database")
     dashboard.add_argument("run_dir", nargs="?", default=None,
@@ -335,6 +349,7 @@ def _request(args: argparse.Namespace, kind: str):
                       storage=args.storage, name=args.name)
     request.mlflow = args.mlflow
     request.in_process = getattr(args, "in_process", False)
+    request.argv = list(getattr(args, "argv", []))
     request.optuna_storage = args.optuna_storage
     if kind == "sweep":
         request.space = args.space
@@ -395,7 +410,15 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "report":
         from raystudy.platform.report import write_report_at
 
-        print(f"raystudy: report written to {write_report_at(args.run_dir, out_dir=args.out)}")
+        written = write_report_at(args.run_dir, out_dir=args.out, docs_page=args.page)
+        print(f"raystudy: report written to {written}"
+              + (f"; results section written into {args.page}" if args.page else ""))
+        return 0
+    if args.command == "compare":
+        from raystudy.platform.compare import compare
+
+        page = compare(args.runs, args.out)
+        print(f"raystudy: compared {len(args.runs)} runs: {page} (and compare.html)")
         return 0
     if args.command == "dashboard":
         from raystudy.platform.dashboard import serve
@@ -426,6 +449,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         commands = data_commands()
     args = build_parser(commands).parse_args(argv)
+    args.argv = argv
     try:
         return dispatch(args)
     except UserError as exc:

@@ -15,19 +15,22 @@ import html
 import json
 import math
 import platform
+import shlex
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from raystudy.errors import UserError
-from raystudy.platform import storage
+from raystudy.platform import render, storage
 from raystudy.platform.config import apply_overrides, load_config, to_flat_dict
 from raystudy.platform.preflight import check_writable
 from raystudy.platform.registry import get_study
 from raystudy.platform.results import REQUEST_FILE, RunResults, TrialRecord, load_results
 from raystudy.platform.rundir import write_json_atomic, write_text_atomic
 from raystudy.platform.study import Analysis, Claim, Study, Table
+
+format_value = render.format_value
 
 STATUSES = ("finished", "diverged", "error", "unfinished")
 
@@ -90,18 +93,6 @@ def _hardware() -> dict[str, Any]:
     }
 
 
-def format_value(value: Any) -> str:
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, float):
-        if math.isnan(value):
-            return "nan"
-        if math.isinf(value):
-            return "inf" if value > 0 else "-inf"
-        return f"{value:.4g}"
-    return str(value)
-
-
 def trials_table(results: RunResults, study: Study) -> Table:
     """Every trial: its params, final study metrics and status, best first."""
     primary = study.primary
@@ -123,73 +114,52 @@ def trials_table(results: RunResults, study: Study) -> Table:
 
 
 NO_CLAIM = "This study's analysis tested no claim on this run."
-CLAIM_COLUMNS = ["claim", "test", "effect [95 % CI]", "n", "p", "verdict"]
-
-
-def _ci(claim: Claim) -> str:
-    return (f"{claim.effect}: {format_value(claim.effect_size)} "
-            f"[{format_value(claim.ci_low)}, {format_value(claim.ci_high)}]")
+TRIALS_SHOWN = 50
+"""Rows of the report's trials table (best first); every trial is in trials.csv."""
+CURVES_MAX_TRIALS = 300
+"""Sweeps up to this many trials get the per-trial curves of the primary metric."""
 
 
 def claims_table(claims: list[Claim]) -> Table:
-    """The Claim section: one row per claim, the same columns for every study.
-
-    A note every row shares is written once above the table; rows with notes of their own
-    get a "note" column, so that each note stays beside its claim.
-    """
-    rows = [[c.statement, c.test, _ci(c), c.n, "-" if c.p_value is None else c.p_value,
-             c.verdict] for c in claims]
-    distinct = list(dict.fromkeys(c.note for c in claims))
-    if not claims:
-        return Table("Claim", CLAIM_COLUMNS, rows,
-                     note="this study's analysis tested no claim on this run")
-    if len(distinct) == 1:
-        return Table("Claim", CLAIM_COLUMNS, rows, note=distinct[0])
-    return Table("Claim", [*CLAIM_COLUMNS, "note"],
-                 [[*row, c.note or "-"] for row, c in zip(rows, claims, strict=True)])
+    """The claims as a plain table (one row per claim): the report's Markdown and HTML
+    group them by sentence (``render.claims_markdown``); this is for tools and docs."""
+    return Table("Claim", ["claim", "test", "effect [95 % CI]", "n", "p", "verdict", "note"],
+                 [[c.statement, c.test, render.effect_text(c), c.n,
+                   "-" if c.p_value is None else c.p_value, c.verdict, c.note or "-"]
+                  for c in claims])
 
 
-def markdown_table(table: Table, level: int = 3) -> str:
-    lines = [f"{'#' * level} {table.title}", ""]
-    if table.note:
-        lines += [f"_{table.note}_", ""]
-    lines.append("| " + " | ".join(table.columns) + " |")
-    lines.append("|" + "---|" * len(table.columns))
-    for row in table.rows:
-        lines.append("| " + " | ".join(format_value(v).replace("|", "\\|") for v in row) + " |")
-    return "\n".join(lines) + "\n"
+def command_line(request: dict[str, Any]) -> str:
+    """The command as typed (runs before the command line was saved: rebuilt from it)."""
+    argv = request.get("argv")
+    if argv:
+        return "raystudy " + shlex.join(argv)
+    words = ["raystudy", request.get("kind", "run"), request.get("study", "")]
+    words += ["--profile", request.get("profile", "quick")]
+    if request.get("space"):
+        words += ["--space", request["space"]]
+    for key, value in (request.get("overrides") or {}).items():
+        words += ["--set", f"{key}={value}"]
+    return shlex.join(words)
 
 
-def html_table(table: Table, level: int = 3) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in table.columns)
-    body = "".join(
-        "<tr>" + "".join(f"<td>{html.escape(format_value(v))}</td>" for v in row) + "</tr>"
-        for row in table.rows
-    )
-    note = f"<p><em>{html.escape(table.note)}</em></p>" if table.note else ""
-    title = f"<h{level}>{html.escape(table.title)}</h{level}>"
-    return f"{title}{note}<table><tr>{head}</tr>{body}</table>"
-
-
-_CSS = (
-    "body{font-family:sans-serif;max-width:1100px;margin:2em auto;color:#222}"
-    "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;"
-    "padding:3px 8px;text-align:right}th{background:#f3f3f3}img{max-width:100%}"
-)
-
-
-def _header(results: RunResults, study: Study, counts: dict[str, int]) -> list[tuple[str, str]]:
+def _header(results: RunResults, study: Study, counts: dict[str, int],
+            hardware: dict[str, Any], versions: dict[str, str]) -> list[tuple[str, str]]:
     request = results.request
     overrides = " ".join(f"{k}={v}" for k, v in (request.get("overrides") or {}).items())
+    gpu = f", {hardware['device']}" if hardware.get("device") not in (None, "cpu") else ""
     return [
         ("study", f"{study.name}: {study.description}"),
-        ("command", request.get("kind", "")),
+        ("command", command_line(request)),
         ("profile", request.get("profile", "")),
         ("overrides", overrides or "none"),
         ("space", "none (one run)" if request.get("kind") == "run"
          else str(request.get("space") or "profile default")),
-        ("search / scheduler", f"{request.get('search')} / {request.get('scheduler')}"),
-        ("trials", ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s])),
+        ("search / scheduler", f"{request.get('search')} / {request.get('scheduler')}"
+         + (" (in this process, no Ray)" if request.get("in_process") else "")),
+        ("trials", ", ".join(f"{counts[s]} {s}" for s in STATUSES if counts[s]) or "none"),
+        ("hardware", f"{hardware['cpu']} ({hardware['cpu_count']} CPUs){gpu}"),
+        ("versions", ", ".join(f"{k} {v}" for k, v in versions.items())),
     ]
 
 
@@ -204,6 +174,77 @@ def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     for trial in results.trials:
         trial.config = to_flat_dict(apply_overrides(base, trial.params))
     return to_flat_dict(base)
+
+
+def _swept_values(results: RunResults) -> dict[str, list[Any]]:
+    """Each swept key's distinct values over the run's trials, sorted where they sort."""
+    values: dict[str, list[Any]] = {}
+    for trial in results.trials:
+        for key, value in trial.params.items():
+            if value not in values.setdefault(key, []):
+                values[key].append(value)
+    for key, found in values.items():
+        try:
+            values[key] = sorted(found)
+        except TypeError:
+            pass
+    return values
+
+
+def write_trials_csv(path: Path, table: Table) -> None:
+    """Every trial of the trials table, as CSV beside the report."""
+    import csv
+    import io
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer)
+    writer.writerow(table.columns)
+    writer.writerows(table.rows)
+    write_text_atomic(path, buffer.getvalue())
+
+
+def curves_figure(results: RunResults, study: Study, figures_dir: Path) -> Path | None:
+    """The primary metric of each trial over its reports (up to ``CURVES_MAX_TRIALS``
+    trials, when some trial reported it at least twice), the best trial drawn bold."""
+    name = study.primary.name
+    series = []
+    for trial in results.trials:
+        points = [(row.get("progress/step", row.get("training_iteration", i + 1)), row[name])
+                  for i, row in enumerate(trial.history)
+                  if isinstance(row.get(name), (int, float)) and math.isfinite(row[name])]
+        if points:
+            series.append((trial, points))
+    if not series or len(series) > CURVES_MAX_TRIALS or max(len(p) for _, p in series) < 2:
+        return None
+    from matplotlib.figure import Figure
+
+    def final(item: tuple[TrialRecord, list]) -> float:
+        value = item[1][-1][1]
+        return value if study.primary.mode == "min" else -value
+
+    best = min(series, key=final)[0]
+    fig = Figure(figsize=(6.5, 3.6))
+    ax = fig.subplots()
+    for trial, points in series:
+        xs, ys = zip(*points, strict=True)
+        bold = trial is best
+        ax.plot(xs, ys, color="C3" if bold else "C0", lw=2 if bold else 0.8,
+                alpha=1 if bold else max(0.15, min(0.8, 8 / len(series))),
+                label=f"best: {_short_params(trial.params) or trial.trial_id}" if bold else None,
+                zorder=3 if bold else 2)
+    values = [y for _, points in series for _, y in points]
+    if min(values) > 0 and max(values) / min(values) > 100:
+        ax.set_yscale("log")
+    ax.set(xlabel="step" if any("progress/step" in r for t, _ in series for r in t.history)
+           else "report", ylabel=name, title=f"{name} per trial ({len(series)} trials)")
+    ax.legend(loc="best", fontsize=8)
+    path = figures_dir / "trials_over_steps.png"
+    fig.savefig(path, dpi=110, bbox_inches="tight")
+    return path
+
+
+def _short_params(params: dict[str, Any]) -> str:
+    return ", ".join(f"{k.rsplit('.', 1)[-1]}={format_value(v)}" for k, v in params.items())
 
 
 def _error_file(trial: TrialRecord, run_dir: Path) -> str | None:
@@ -227,7 +268,8 @@ def _previous_wall_time(summary_path: Path) -> float | None:
 
 
 def write_report_at(run: Path | str, wall_time_s: float | None = None,
-                    out_dir: Path | str | None = None) -> Path | str:
+                    out_dir: Path | str | None = None,
+                    docs_page: Path | str | None = None) -> Path | str:
     """``write_report`` for a local run folder or one on object storage; returns where
     report.md is (its URI when it was uploaded back).
 
@@ -235,26 +277,81 @@ def write_report_at(run: Path | str, wall_time_s: float | None = None,
     without ``out_dir`` the report files are uploaded back into the run's folder.
     """
     if not storage.is_remote(run):
-        return write_report(run, wall_time_s, out_dir)
+        return write_report(run, wall_time_s, out_dir, docs_page=docs_page)
     run = str(run)
     if not storage.exists(storage.join(run, REQUEST_FILE)):
         raise UserError(f"{run} is not a raystudy run folder (no {REQUEST_FILE})")
     with tempfile.TemporaryDirectory(prefix="raystudy-report-") as tmp:
         copy = storage.download(run, Path(tmp) / "run")
         if out_dir is not None:
-            return write_report(copy, wall_time_s, out_dir, source=run)
+            return write_report(copy, wall_time_s, out_dir, source=run, docs_page=docs_page)
         out = Path(tmp) / "report"
-        write_report(copy, wall_time_s, out, source=run)
+        write_report(copy, wall_time_s, out, source=run, docs_page=docs_page)
         storage.upload(out, run)
     return storage.join(run, "report.md")
 
 
+BEGIN = "<!-- raystudy:results begin"
+END = "<!-- raystudy:results end -->"
+
+
+def page_section(summary: dict[str, Any], analysis: Analysis, page: Path, run: str,
+                 figures: list[tuple[str, Path]]) -> str:
+    """A study page's generated results section: the run (command, date, hardware,
+    versions), its claims, the study's own tables and figures (copied beside the page)."""
+    study = summary["study"]
+    hardware, versions = summary["hardware"], summary["versions"]
+    counts = ", ".join(f"{n} {k}" for k, n in summary["counts"].items() if n)
+    wall = summary.get("wall_time_s")
+    lines = [f"{BEGIN} (written by `raystudy report RUN --page {page.name}`; regenerate it, "
+             "do not edit) -->", "## Results (generated from a run)", "",
+             f"- **command**: `{command_line(summary['request'])}`",
+             f"- **run**: `{storage.name(run) if storage.is_remote(run) else Path(run).name}`,"
+             f" reported {summary['written_at']}; {counts}"
+             + (f"; wall time {wall / 60:.1f} min" if isinstance(wall, (int, float)) else ""),
+             f"- **hardware**: {hardware['cpu']} ({hardware['cpu_count']} CPUs"
+             + (f", {hardware['device']}" if hardware.get("device") != "cpu" else "") + ")",
+             "- **versions**: " + ", ".join(f"{k} {v}" for k, v in versions.items()), "",
+             "### Claims", ""]
+    lines.append(render.claims_markdown(analysis.claims) if analysis.claims else NO_CLAIM)
+    shown = page.parent / "figures" / study
+    shown.mkdir(parents=True, exist_ok=True)
+    for title, path in figures:
+        copy = shown / path.name
+        copy.write_bytes(path.read_bytes())
+        lines.append(f"![{title}](figures/{study}/{path.name})\n")
+    for table in analysis.tables:
+        rows = table.rows[:TRIALS_SHOWN]
+        note = table.note + (f" (the first {TRIALS_SHOWN} of {len(table.rows)} rows)"
+                             if len(table.rows) > TRIALS_SHOWN else "")
+        lines.append(render.markdown_table(Table(table.title, table.columns, rows, note), 4))
+    lines.append(END)
+    return "\n".join(lines) + "\n"
+
+
+def write_page_section(page: Path | str, section: str) -> None:
+    """Put ``section`` in place of the page's generated section (appended where none)."""
+    page = Path(page)
+    if not page.is_file():
+        raise UserError(f"--page {page}: no such file (a study's page: docs/STUDY.md)")
+    text = page.read_text()
+    if BEGIN in text and END in text:
+        head, rest = text.split(BEGIN, 1)
+        tail = rest.split(END, 1)[1].lstrip("\n")
+        text = head + section + ("\n" + tail if tail else "")
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    write_text_atomic(page, text)
+
+
 def write_report(run_dir: Path | str, wall_time_s: float | None = None,
-                 out_dir: Path | str | None = None, source: str | None = None) -> Path:
+                 out_dir: Path | str | None = None, source: str | None = None,
+                 docs_page: Path | str | None = None) -> Path:
     """Build summary.json, report.md, report.html and figures/ for a run folder.
 
     ``out_dir`` (default: the run folder) is where they go, e.g. for a read-only copy;
-    ``source`` is how the report names the run (its URI when ``run_dir`` is a copy).
+    ``source`` is how the report names the run (its URI when ``run_dir`` is a copy);
+    ``docs_page`` (a study's ``docs/STUDY.md``) gets the run's generated results section.
     """
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir is not None else run_dir
@@ -271,13 +368,6 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     analysis = study.analyze(results, figures_dir) if study.analyze else Analysis()
     counts = {s: len(results.by_status(s)) for s in STATUSES}
 
-    tables = [*analysis.tables, trials_table(results, study)]
-    problems = [t for t in results.trials if t.status in ("diverged", "error")]
-    if problems:
-        tables.append(Table(
-            "Diverged and failed trials", ["trial", "status", "params", "error"],
-            [[t.trial_id, t.status, json.dumps(t.params), t.error or ""] for t in problems],
-        ))
     summary = {
         "study": study.name,
         "request": results.request,
@@ -301,31 +391,63 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     }
     write_json_atomic(out / "summary.json", summary)
 
-    header = _header(results, study, counts)
+    header = _header(results, study, counts, summary["hardware"], summary["versions"])
     if wall_time_s is not None:
-        header.append(("wall time", f"{wall_time_s:.1f} s"))
-    figures = [(title, path.relative_to(out)) for title, path in analysis.figures]
+        header.insert(-2, ("wall time", f"{wall_time_s:.1f} s"))
+    figures = list(analysis.figures)
+    curves = curves_figure(results, study, figures_dir)
+    if curves is not None:
+        figures.append((f"{study.primary.name} of each trial over its reports", curves))
+    figures = [(title, path.relative_to(out)) for title, path in figures]
+    every = trials_table(results, study)
+    write_trials_csv(out / "trials.csv", every)
+    shown = Table(every.title, every.columns, every.rows[:TRIALS_SHOWN],
+                  note=f"{every.note}; " + (f"the best {TRIALS_SHOWN} of {len(every.rows)}: "
+                                            "every trial is in trials.csv"
+                                            if len(every.rows) > TRIALS_SHOWN
+                                            else "also in trials.csv"))
+    tables = [*analysis.tables, shown]
+    problems = [t for t in results.trials if t.status in ("diverged", "error")]
+    if problems:
+        tables.append(Table(
+            "Diverged and failed trials", ["trial", "status", "params", "error"],
+            [[t.trial_id, t.status, json.dumps(t.params), t.error or ""] for t in problems],
+        ))
+    defaults = to_flat_dict(study.config_cls())
+    swept = _swept_values(results)
+    config = render.config_rows(base_config, defaults, swept)
+
     md = [f"# {study.name} report", ""]
-    md += [f"- **{k}**: {v}" for k, v in header] + [""]
-    md.append(markdown_table(claims_table(analysis.claims), level=2) if analysis.claims
-              else f"## Claim\n\n{NO_CLAIM}\n")
+    md += [f"- **{k}**: {f'`{v}`' if k == 'command' else v}" for k, v in header] + [""]
+    md += ["## Claim", "", render.claims_markdown(analysis.claims) if analysis.claims
+           else NO_CLAIM + "\n"]
     md += [f"> {note}\n" for note in analysis.notes]
     md += [f"![{title}]({path})\n" for title, path in figures]
-    md += [markdown_table(t) for t in tables]
+    md += [render.markdown_table(t) for t in tables]
+    md += ["### Config", "", "_profile + overrides; bold: differs from the study's default_",
+           "", render.config_markdown(config)]
     md.append(f"TensorBoard: `tensorboard --logdir {source or run_dir}`\n")
     write_text_atomic(out / "report.md", "\n".join(md))
 
-    page = [f"<h1>{html.escape(study.name)} report</h1><ul>"]
-    page += [f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in header]
-    page.append("</ul>")
-    page.append(html_table(claims_table(analysis.claims), level=2) if analysis.claims
-                else f"<h2>Claim</h2><p>{NO_CLAIM}</p>")
+    page = [f"<h1>{html.escape(study.name)} report</h1><dl class='head'>"]
+    page += [f"<dt>{html.escape(k)}</dt><dd>"
+             f"{f'<code>{html.escape(v)}</code>' if k == 'command' else html.escape(v)}</dd>"
+             for k, v in header]
+    page.append("</dl><h2>Claim</h2>")
+    page.append(render.claims_html(analysis.claims) if analysis.claims
+                else f"<p>{NO_CLAIM}</p>")
     page += [f"<blockquote>{html.escape(n)}</blockquote>" for n in analysis.notes]
     page += [f"<figure><img src='{p}' alt='{html.escape(t)}'><figcaption>{html.escape(t)}"
              "</figcaption></figure>" for t, p in figures]
-    page += [html_table(t) for t in tables]
+    page += [render.html_table(t) for t in tables]
+    page += ["<h3>Config</h3><p><em>profile + overrides; highlighted: differs from the "
+             "study's default</em></p>", render.config_html(config)]
     write_text_atomic(out / "report.html",
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{study.name}</title>"
-        f"<style>{_CSS}</style></head><body>{''.join(page)}</body></html>\n"
+        f"<!doctype html><html><head><meta charset='utf-8'><title>{study.name} report"
+        f"</title><style>{render.CSS}</style></head><body>{''.join(page)}</body></html>\n"
     )
+    if docs_page is not None:
+        write_page_section(docs_page, page_section(summary, analysis, Path(docs_page),
+                                                   source or str(run_dir),
+                                                   list(analysis.figures)))
     return out / "report.md"

@@ -62,18 +62,25 @@ class RunResults:
 
 
 def _read_history(logdir: Path) -> list[dict[str, Any]]:
+    """A trial's reports from its ``result.json``, each step once: a trial restored from
+    an earlier checkpoint (after a crash or Ctrl-C) redoes the steps after it, and Tune
+    appends those again; the later report of a step replaces the earlier one."""
     path = logdir / "result.json"
     if not path.exists():
         return []
-    rows = []
+    rows: list[dict[str, Any]] = []
     for line in path.read_text().splitlines():
         line = line.strip()
         if not line:
             continue
         try:
-            rows.append(json.loads(line))
+            row = json.loads(line)
         except json.JSONDecodeError:
             break  # a line cut short by a crash; everything before it is intact
+        step = row.get("training_iteration")
+        while isinstance(step, int) and rows and rows[-1].get("training_iteration", -1) >= step:
+            rows.pop()  # restored from an earlier checkpoint: the redone step replaces these
+        rows.append(row)
     return rows
 
 

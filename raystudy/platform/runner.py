@@ -30,7 +30,7 @@ from typing import Any
 
 from raystudy.errors import ConfigError, DataError, Interrupted, MissingDataError, UserError
 from raystudy.platform import preflight, storage
-from raystudy.platform.config import load_config, profile_sweep_defaults
+from raystudy.platform.config import load_config, profile_sweep_defaults, to_flat_dict
 from raystudy.platform.optuna_store import open_storage, storage_url
 from raystudy.platform.progress import closing_line, driver_log
 from raystudy.platform.registry import get_study, is_study_file
@@ -73,7 +73,8 @@ class Request:
     name: str | None = None
     trial_max_failures: int = 0
     in_process: bool = False  # the loop in the driver's own process, no Ray (`--in-process`)
-    mlflow: bool = False  # log every trial to MLflow at file:<run_dir>/mlruns
+    argv: list[str] = field(default_factory=list)  # the command line as typed (the report's)
+    mlflow: str = ""  # "" off; "default": file:<storage root>/mlruns; or a tracking URI
     optuna_storage: str | None = None  # the dashboard database: None = <run_dir>/optuna.db
 
     def to_json(self) -> dict[str, Any]:
@@ -83,6 +84,8 @@ class Request:
     def from_json(cls, data: dict[str, Any]) -> Request:
         data = dict(data)
         data["compute"] = Compute(**data.get("compute", {}))
+        if isinstance(data.get("mlflow"), bool):  # saved before --mlflow took a URI
+            data["mlflow"] = "default" if data["mlflow"] else ""
         return cls(**data)
 
     def resume_command(self) -> str:
@@ -188,21 +191,21 @@ def _tracking_callbacks(request: Request, study: Study, config: Any, params: dic
         callbacks.append(OptunaMirror(
             optuna_url, request.name, study.primary.name, study.primary.mode,
             optuna_distributions(params, config), searcher_owned=request.search == "optuna"))
-    if not request.mlflow:
+    uri = mlflow_uri(request)
+    if uri is None:
         return callbacks
-    try:
-        import mlflow  # noqa: F401
-        from ray.air.integrations.mlflow import MLflowLoggerCallback
-    except ImportError:
-        raise UserError("--mlflow needs mlflow: pip install 'raystudy[tracking]' "
-                        "(or mlflow-skinny)") from None
-    if storage.is_remote(request.storage):
-        return [*callbacks, MLflowLoggerCallback(experiment_name=request.name)]
-    # MLflow 3 keeps its file store in maintenance mode behind this switch; the file
-    # store needs no server and no database, which is what an offline run folder wants.
-    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
-    uri = f"file:{run_dir / 'mlruns'}"
-    return [*callbacks, MLflowLoggerCallback(tracking_uri=uri, experiment_name=request.name)]
+    from raystudy.platform import tracking
+
+    tracking.require_mlflow()
+    return [*callbacks, tracking.callback(uri, study.name, request.name or "",
+                                          to_flat_dict(config))]
+
+
+def mlflow_uri(request: Request) -> str | None:
+    """Where ``--mlflow`` logs (None without it): see ``tracking``."""
+    from raystudy.platform.tracking import tracking_uri
+
+    return tracking_uri(request.mlflow, storage.root(request.storage))
 
 
 def _new_run_name(request: Request, study: Study) -> str:
@@ -615,6 +618,17 @@ def _finish(request: Request, run: str, elapsed: float) -> Path | str:
 
     report = write_report_at(run, wall_time_s=elapsed)
     print(f"raystudy: report written to {report}", flush=True)
+    uri = mlflow_uri(request)
+    if uri is not None:
+        from raystudy.platform.rundir import read_summary
+        from raystudy.platform.tracking import log_report
+
+        summary = read_summary(run) or {}
+        with storage.local_copy(run, recursive=True) as copy:
+            log_report(uri, summary.get("study", request.study), request.name or "",
+                       Path(copy), summary)
+        print(f"raystudy: MLflow: experiment {summary.get('study', request.study)} at {uri}",
+              flush=True)
     if unfinished(run):
         print(f"raystudy: some trials did not finish; continue with "
               f"`{request.resume_command()}`")

@@ -26,9 +26,10 @@ def _cli(tmp: Path, *args: str) -> list[str]:
             "--storage", str(tmp / "runs"), "--set", f"log_dir={tmp}"]
 
 
-def _run(cmd: list[str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], timeout: float = 240, code: int = 0
+         ) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(cmd, env=_env(), text=True, capture_output=True, timeout=timeout)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    assert result.returncode == code, result.stdout[-3000:] + result.stderr[-3000:]
     return result
 
 

@@ -4,8 +4,9 @@
     checkpoint (FailureConfig) and the reported steps have no gap and no repeat;
 (b) the sweep driver is SIGKILLed mid-sweep: ``sweep --resume --name`` runs only the
     trials that had not finished, and the run folder stays readable;
-(c) a trial raises: it is recorded with its error, the others finish, report.md lists it
-    (that sweep also runs with ``--mlflow`` and checks the offline MLflow file store).
+(c) a trial raises: it is recorded with its error, the others finish, report.md lists it,
+    the command exits 1 (that sweep also runs with ``--mlflow`` and checks the offline
+    MLflow file store shared by the runs of the storage root).
 """
 
 from __future__ import annotations
@@ -75,8 +76,10 @@ def test_sweep_driver_killed_then_resumed(tmp_path: Path) -> None:
 
 def test_trial_that_raises_is_reported_and_sweep_goes_on(tmp_path: Path) -> None:
     space = _space(tmp_path, "params:\n  tag: {grid: [0, 1, 2]}\n")
-    _run(_cli(tmp_path, "sweep", "fault_test", "--space", space, "--name", "c",
-              "--set", "steps=2", "--set", "sleep_s=0.05", "--set", "fail_tag=1", "--mlflow"))
+    done = _run(_cli(tmp_path, "sweep", "fault_test", "--space", space, "--name", "c",
+                     "--set", "steps=2", "--set", "sleep_s=0.05", "--set", "fail_tag=1",
+                     "--mlflow"), code=1)
+    assert "raystudy: 1 of 3 trial(s) failed; errors in " in done.stderr
     run_dir = tmp_path / "runs" / "c"
     by_tag = {t.params["tag"]: t for t in load_results(run_dir)}
     assert [by_tag[k].status for k in (0, 1, 2)] == ["finished", "error", "finished"]
@@ -85,6 +88,18 @@ def test_trial_that_raises_is_reported_and_sweep_goes_on(tmp_path: Path) -> None
     assert by_tag[1].trial_id in report and "failed on purpose" in report
     summary = json.loads((run_dir / "summary.json").read_text())
     assert "failed on purpose" in json.dumps(summary)
-    # --mlflow: one MLflow run per trial in the run folder's local file store
-    mlflow_runs = [d for d in (run_dir / "mlruns").glob("*/*") if (d / "metrics").is_dir()]
-    assert len(mlflow_runs) == 3
+    # --mlflow: the storage root's store; experiment fault_test; a run per trial + the report
+    import mlflow
+
+    os.environ.setdefault("MLFLOW_ALLOW_FILE_STORE", "true")
+    client = mlflow.MlflowClient(tracking_uri=f"file:{tmp_path / 'runs' / 'mlruns'}")
+    experiment = client.get_experiment_by_name("fault_test")
+    runs = client.search_runs([experiment.experiment_id], "tags.`raystudy.run` = 'c'")
+    names = sorted(r.info.run_name for r in runs)
+    assert len(names) == 4 and names[0] == "c (report)", names
+    trial_runs = [r for r in runs if r.data.tags.get("raystudy.trial")]
+    assert {r.data.params["tag"] for r in trial_runs} == {"0", "1", "2"}
+    assert all("steps" in r.data.params for r in trial_runs)     # the whole config
+    (report_run,) = [r for r in runs if r.info.run_name == "c (report)"]
+    artifacts = {a.path for a in client.list_artifacts(report_run.info.run_id)}
+    assert {"report.md", "summary.json"} <= artifacts

@@ -76,7 +76,7 @@ def test_sweep_states_values_and_dashboard(ray_session, fault_study, tmp_path):
     assert main(["sweep", "fault_test", "--profile", str(profile), "--space", str(space),
                  "--storage", str(tmp_path / "runs"), "--name", "m", "--set", "steps=3",
                  "--set", "sleep_s=0", "--set", f"log_dir={tmp_path}", "--set", "fail_tag=1",
-                 "--set", "nan_tag=2"]) == 0
+                 "--set", "nan_tag=2"]) == 1            # the failed trial: exit 1
     run_dir = tmp_path / "runs" / "m"
     summary = {t["trial_id"]: t for t in json.loads((run_dir / "summary.json").read_text())[
         "trials"]}

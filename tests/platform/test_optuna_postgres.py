@@ -34,7 +34,7 @@ from cluster_helpers import (
 from ft_helpers import HERE, _node_steps
 
 from raystudy.cli import main
-from raystudy.platform import optuna_mirror, registry, runner
+from raystudy.platform import optuna_store, registry, runner
 
 STATE = {"finished": optuna.trial.TrialState.COMPLETE,  # summary.json status -> Optuna
          "diverged": optuna.trial.TrialState.COMPLETE,  # value inf, user attr diverged=1
@@ -66,9 +66,9 @@ def _sweep(cluster: LocalCluster, tmp: Path, name: str, url: str, tags: str,
                             stderr=subprocess.PIPE)
 
 
-def _finish(proc: subprocess.Popen[str], timeout: float = 240) -> None:
+def _finish(proc: subprocess.Popen[str], timeout: float = 240, code: int = 0) -> None:
     out, err = proc.communicate(timeout=timeout)
-    assert proc.returncode == 0, out[-3000:] + err[-3000:]
+    assert proc.returncode == code, out[-3000:] + err[-3000:]
 
 
 def _history(run_dir: Path, tune_id: str) -> list[dict[str, Any]]:
@@ -115,7 +115,7 @@ def test_sweep_on_two_nodes_at_once_is_mirrored_into_postgres(two_nodes, postgre
     url = postgres.create_database("sweep")
     _finish(_sweep(two_nodes, tmp_path, "pg", url, "[0, 1, 2, 3]", "--max-concurrent", "2",
                    "--set", "steps=3", "--set", "sleep_s=0.5", "--set", "fail_tag=1",
-                   "--set", "nan_tag=2"))
+                   "--set", "nan_tag=2"), code=1)
     run_dir = tmp_path / "runs" / "pg"
     trials = _study_matches_summary(url, run_dir)
     states = sorted(t.state.name for t in trials)
@@ -235,7 +235,7 @@ def test_a_database_that_cannot_be_used_is_one_line_before_ray(
     """No server on the port, a server that does not answer (10 s by default, 2 s here),
     a database that does not exist, no driver installed: ``raystudy: error:`` naming
     --optuna-storage with the password hidden, exit 2, no run folder, no Ray."""
-    monkeypatch.setattr(optuna_mirror, "_CONNECT_TIMEOUT_S", 2)  # libpq takes no less
+    monkeypatch.setattr(optuna_store, "_CONNECT_TIMEOUT_S", 2)  # libpq takes no less
     with contextlib.ExitStack() as stack:
         port = stack.enter_context(_silent_server()) if case == "silent" else free_port()
         url = f"postgresql://u:s3cret@127.0.0.1:{port}/x"

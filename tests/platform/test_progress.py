@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from raystudy.platform import progress
+from raystudy.platform import progress, progress_view
 from raystudy.platform.progress import ProgressView, closing_line, driver_log
 
 
@@ -143,6 +143,6 @@ def test_what_ray_said_before_a_failure_is_not_lost(monkeypatch):
 
 
 def test_parameters_are_named_by_their_last_part_where_that_is_unambiguous():
-    assert progress._params({"optimizer.lr": 0.01, "optimizer.name": "adamw"}) == (
+    assert progress_view._params({"optimizer.lr": 0.01, "optimizer.name": "adamw"}) == (
         "lr=0.01, name=adamw")
-    assert progress._params({"a.seed": 1, "b.seed": 2, "c.x": 3}) == "a.seed=1, b.seed=2, x=3"
+    assert progress_view._params({"a.seed": 1, "b.seed": 2, "c.x": 3}) == "a.seed=1, b.seed=2, x=3"

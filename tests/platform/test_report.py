@@ -77,14 +77,45 @@ def test_claim_section_comes_first_in_markdown_and_html(written):
     md = (run / "report.md").read_text()
     assert md.index("## Claim") < md.index("### Own table") < md.index("### Trials")
     section = md[md.index("## Claim"):md.index("### Own table")]
-    assert "| claim | test | effect [95 % CI] | n | p | verdict | note |" in section
-    assert "Method A beats B \\| on every seed" in section       # pipes escaped
-    assert "A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | supported |" in section
-    assert "| supported | a one-line note |" in section            # each note by its claim
-    assert "| inconclusive at this scale | - |" in section
+    assert "| claim | case | effect [95 % CI] | n | p | verdict |" in section
+    assert "|:---|:---|:---|---:|---:|:---|" in section               # text left, numbers right
+    assert "**Method A beats B \\| on every seed**" in section      # pipes escaped
+    assert "| A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | ✔ supported |" in section
+    assert "| · inconclusive at this scale |" in section
+    assert "- _Method A beats B \\| on every seed -- note_: a one-line note" in section
     page = (run / "report.html").read_text()
     assert page.index("<h2>Claim</h2>") < page.index("<h3>Own table</h3>")
-    assert "<td>supported</td>" in page
+    assert "<span class='verdict v-supported'>supported</span>" in page
+    assert "<span class='verdict v-inconclusive'>inconclusive at this scale</span>" in page
+
+
+def test_a_claim_sentence_is_written_once_for_its_cases():
+    from raystudy.platform import render
+
+    a = dataclasses.replace(CLAIM, statement="L2-ER keeps up with reset (digits, l2)")
+    b = dataclasses.replace(CLAIM, statement="L2-ER keeps up with reset (mnist, l2)",
+                            verdict="contradicted", note="")
+    groups = render.group_claims([a, b, dataclasses.replace(CLAIM, statement="Other")])
+    assert [(g.sentence, g.cases) for g in groups] == [
+        ("L2-ER keeps up with reset", ["digits, l2", "mnist, l2"]), ("Other", [""])]
+    md = render.claims_markdown([a, b])
+    rows = [line for line in md.splitlines() if line.startswith("| ")][1:]
+    assert rows[0].startswith("| **L2-ER keeps up with reset** | digits, l2 |")
+    assert rows[1].startswith("|  | mnist, l2 |") and "✘ contradicted" in rows[1]
+    assert md.count(CLAIM.test) == 1                            # the shared test, once
+    assert "(digits, l2) -- note_: a one-line note" in md       # a note of one case only
+
+
+def test_the_report_shows_the_command_the_config_and_every_trial(written):
+    run = written()
+    request = json.loads((run / "raystudy.json").read_text())
+    assert report.command_line(request) == "raystudy sweep tiny --profile quick"
+    request["argv"] = ["sweep", "tiny", "--set", "lr=0.2"]
+    assert report.command_line(request) == "raystudy sweep tiny --set lr=0.2"
+    md = (run / "report.md").read_text()
+    assert "- **command**: `raystudy sweep tiny --profile quick`" in md
+    assert "### Config" in md and "| **lr** | swept: 0.1 | 0.1 |" in md
+    assert (run / "trials.csv").read_text().splitlines()[0] == "trial,lr,eval/loss,status"
 
 
 def test_summary_json_holds_the_claims_and_the_hardware(written):
@@ -114,11 +145,59 @@ def test_cpuinfo_reads_model_and_numeric_flags(tmp_path):
     assert report._cpuinfo(tmp_path / "missing") == ("", [])
 
 
-def test_claim_notes_stay_beside_their_claims():
-    twin = dataclasses.replace(CLAIM, statement="Method A beats C")
-    shared = report.claims_table([CLAIM, twin])
-    assert shared.note == "a one-line note" and shared.columns[-1] == "verdict"
-    other = dataclasses.replace(CLAIM, statement="Method A beats D", note="")
-    own = report.claims_table([CLAIM, other])
-    assert own.columns[-1] == "note" and not own.note
-    assert [row[-1] for row in own.rows] == ["a one-line note", "-"]
+def test_claims_table_is_one_row_per_claim_for_tools():
+    table = report.claims_table([CLAIM])
+    assert table.rows == [[CLAIM.statement, CLAIM.test, "A - B: 0.25 [0.1, 0.4]", 6, 0.03125,
+                           "supported", "a one-line note"]]
+
+
+def _analyze_with_figure(results, figures_dir: Path) -> Analysis:
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(3, 2))
+    fig.subplots().plot([0, 1], [1, 0])
+    fig.savefig(figures_dir / "line.png")
+    return Analysis(figures=[("A line", figures_dir / "line.png")],
+                    claims=[CLAIM, dataclasses.replace(CLAIM, statement="C beats D (case 1)",
+                                                       verdict="contradicted")])
+
+
+def test_report_html_renders_in_a_real_browser(written, tmp_path):
+    """Headless Chromium (Debian's, which `make test` installs) loads report.html with its
+    figures and styled verdicts, and logs no console error."""
+    import shutil
+
+    pytest.importorskip("selenium", reason="selenium is in the test extra")
+    browser, driver_path = shutil.which("chromium"), shutil.which("chromedriver")
+    if not (browser and driver_path):
+        pytest.skip("no chromium/chromedriver here (.ci/chromium.sh installs them as root)")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    run = written(_analyze_with_figure)
+    options = webdriver.ChromeOptions()
+    options.binary_location = browser
+    for flag in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                 "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic",
+                 f"--user-data-dir={tmp_path / 'profile'}"):
+        options.add_argument(flag)
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    driver = webdriver.Chrome(options=options, service=Service(driver_path))
+    try:
+        driver.get((run / "report.html").as_uri())
+        assert driver.title == "tiny report"
+        images = driver.execute_script(
+            "return Array.from(document.images).map(i => [i.getAttribute('src'), "
+            "i.complete && i.naturalWidth > 0])")
+        assert ["figures/line.png", True] in images
+        assert all(loaded for _, loaded in images), images
+        colours = driver.execute_script(
+            "return Array.from(document.querySelectorAll('.verdict')).map("
+            "e => [e.textContent, getComputedStyle(e).backgroundColor])")
+        assert dict(colours) == {"supported": "rgb(215, 245, 221)",
+                                 "contradicted": "rgb(250, 218, 218)"}
+        errors = [entry for entry in driver.get_log("browser") if entry["level"] == "SEVERE"]
+        assert errors == []
+    finally:
+        driver.quit()

@@ -41,7 +41,6 @@ def matern52(x1: np.ndarray, x2: np.ndarray, lengthscale: float) -> np.ndarray:
     return (1 + r + r * r / 3.0) * np.exp(-r)
 
 
-@dataclass
 class Family(Protocol):
     """A generator of corpus curves with known moments (the families below)."""
 
@@ -51,6 +50,7 @@ class Family(Protocol):
     def moments(self, z: np.ndarray) -> tuple[np.ndarray, np.ndarray]: ...
 
 
+@dataclass
 class GPFamily:
     """Draws from a GP with mean ``amplitude sin(3x)`` and a Matern-5/2 kernel
     (``outputscale`` x the unit-variance kernel)."""

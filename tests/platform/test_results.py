@@ -1,0 +1,26 @@
+"""Reading a run folder back (raystudy/platform/results.py) from Tune's own files."""
+
+from __future__ import annotations
+
+import json
+
+from raystudy.platform.results import load_results
+
+
+def test_a_step_redone_after_a_restore_is_read_once_the_later_report_kept(tmp_path):
+    """Tune appends the steps a restored trial redoes after its checkpoint: iterations
+    1, 2, 3 then (restored from the checkpoint at 1) 2, 3, 4 read as 1, 2', 3', 4."""
+    run = tmp_path / "run"
+    (run / "t").mkdir(parents=True)
+    (run / "raystudy.json").write_text(json.dumps({"study": "x", "kind": "run"}))
+    trial = {"trial_id": "t0", "config": {}, "status": "TERMINATED", "relative_logdir": "t"}
+    (run / "experiment_state-1.json").write_text(json.dumps(
+        {"trial_data": [[json.dumps(trial), json.dumps({})]]}))
+    rows = [(1, "a"), (2, "a"), (3, "a"), (2, "b"), (3, "b"), (4, "b")]
+    (run / "t" / "result.json").write_text("".join(
+        json.dumps({"training_iteration": i, "leg": leg}) + "\n" for i, leg in rows)
+        + '{"training_iteration": 5, "le')               # a line cut short by a crash
+    (only,) = load_results(run).trials
+    assert [(r["training_iteration"], r["leg"]) for r in only.history] == [
+        (1, "a"), (2, "b"), (3, "b"), (4, "b")]
+    assert only.status == "finished"
