@@ -49,7 +49,7 @@ def paired_claim(statement: str, effect: str, result: PairedComparison, directio
     return Claim(statement, test, effect, result.mean_difference, result.ci_low,
                  result.ci_high, result.n, verdict(result.ci_low, result.ci_high, direction,
                                                    result.n, p, margin=margin),
-                 p_value=p, note=_join(note, _why(result.n, "seeds")))
+                 p_value=p, note=_join(note, _why(result.n, result.unit)))
 
 
 def equivalence_claim(statement: str, effect: str, result: PairedComparison, margin: float,

@@ -32,7 +32,8 @@ class _Version(argparse.Action):
                 except PackageNotFoundError:
                     lines.append(f"{dist} not installed")
             lines.append(f"python {platform.python_version()} ({sys.executable})")
-        parser.exit(0, "\n".join(lines) + "\n")
+        sys.stdout.write("\n".join(lines) + "\n")
+        parser.exit(0)
 
 
 class _StudyHelp(argparse.Action):

@@ -79,3 +79,10 @@ def test_an_equivalence_claim_needs_the_interval_inside_the_margin():
     row = claims.equivalence_claim("same loss", "loss difference",
                                    equivalence(far, base, margin=0.05), margin=0.05)
     assert row.verdict == "contradicted"
+
+
+def test_the_unit_of_the_pairs_is_named_in_the_test_and_the_note():
+    result = paired_comparison([1.0, 2.0], [0.5, 1.5], unit="batches")
+    assert result.test.startswith("paired over 2 batches:") and result.unit == "batches"
+    row = claims.paired_claim("x", "d", result, "greater")
+    assert "only 2 batches: too few" in row.note

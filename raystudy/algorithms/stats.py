@@ -77,6 +77,8 @@ class PairedComparison:
     n: int
     test: str
     """Which test and interval, in words (exact or Monte Carlo, resamples, level)."""
+    unit: str = "seeds"
+    """What a pair is (``seeds``, or ``batches`` of a Monte Carlo, ``blocks`` of timings)."""
 
 
 @dataclass(frozen=True)
@@ -165,11 +167,13 @@ def sign_flip_test(differences: Sequence[float], alternative: Alternative = "two
 
 def paired_comparison(method: Sequence[float], baseline: Sequence[float],
                       alternative: Alternative = "two-sided", level: float = 0.95,
-                      resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+                      resamples: int = 10_000, seed: int = 0,
+                      unit: str = "seeds") -> PairedComparison:
     """Mean difference (method - baseline), its bootstrap interval and sign-flip p-value.
 
     ``method[i]`` and ``baseline[i]`` are the two runs on seed ``i``; a seed where either
-    is not finite is left out (``n`` counts the rest).
+    is not finite is left out (``n`` counts the rest). ``unit`` names what a pair is in
+    the test's words (``seeds``; ``batches`` of a Monte Carlo, ``blocks`` of timings).
     """
     d = paired_differences(method, baseline)
     n = int(d.size)
@@ -178,14 +182,15 @@ def paired_comparison(method: Sequence[float], baseline: Sequence[float],
     how = (f"exact over all {2**n} sign patterns" if exact
            else "Monte Carlo, 100,000 sign patterns")
     sided = "two-sided" if alternative == "two-sided" else f"one-sided ({alternative})"
-    test = (f"paired over {n} seeds: sign-flip permutation test ({how}, {sided}); "
+    test = (f"paired over {n} {unit}: sign-flip permutation test ({how}, {sided}); "
             f"{level:.0%} percentile bootstrap CI ({resamples:,} resamples)")
     mean = float(d.mean()) if n else math.nan
-    return PairedComparison(mean, low, high, p, n, test)
+    return PairedComparison(mean, low, high, p, n, test, unit)
 
 
 def equivalence(method: Sequence[float], baseline: Sequence[float], margin: float,
-                level: float = 0.90, resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+                level: float = 0.90, resamples: int = 10_000, seed: int = 0,
+                unit: str = "seeds") -> PairedComparison:
     """Equivalence of method and baseline within ``margin`` over paired seeds (TOST).
 
     ``p`` is the larger of the two one-sided sign-flip p-values (differences shifted by
@@ -202,15 +207,16 @@ def equivalence(method: Sequence[float], baseline: Sequence[float], margin: floa
     p_high, _ = sign_flip_test(d - margin, "less", seed=seed)
     how = (f"exact over all {2**n} sign patterns" if exact
            else "Monte Carlo, 100,000 sign patterns")
-    test = (f"equivalence within +-{margin:g} over {n} paired seeds: two one-sided sign-flip "
+    test = (f"equivalence within +-{margin:g} over {n} paired {unit}: two one-sided sign-flip "
             f"tests ({how}); {level:.0%} percentile bootstrap CI ({resamples:,} resamples)")
     mean = float(d.mean()) if n else math.nan
-    return PairedComparison(mean, low, high, max(p_low, p_high), n, test)
+    return PairedComparison(mean, low, high, max(p_low, p_high), n, test, unit)
 
 
 def non_inferiority(method: Sequence[float], baseline: Sequence[float], margin: float,
                     direction: Literal["greater", "less"] = "greater", level: float = 0.95,
-                    resamples: int = 10_000, seed: int = 0) -> PairedComparison:
+                    resamples: int = 10_000, seed: int = 0,
+                    unit: str = "seeds") -> PairedComparison:
     """The method no worse than the baseline by more than ``margin`` over paired seeds.
 
     ``direction`` is the better side (``"greater"``: higher is better, so H0 is
@@ -229,11 +235,11 @@ def non_inferiority(method: Sequence[float], baseline: Sequence[float], margin: 
     how = (f"exact over all {2**n} sign patterns" if exact
            else "Monte Carlo, 100,000 sign patterns")
     worse = "below" if direction == "greater" else "above"
-    test = (f"non-inferiority (not {margin:g} {worse}) over {n} paired seeds: one-sided "
+    test = (f"non-inferiority (not {margin:g} {worse}) over {n} paired {unit}: one-sided "
             f"sign-flip test ({how}); {level:.0%} percentile bootstrap CI ({resamples:,} "
             "resamples)")
     mean = float(d.mean()) if n else math.nan
-    return PairedComparison(mean, low, high, p, n, test)
+    return PairedComparison(mean, low, high, p, n, test, unit)
 
 
 def holm(p_values: Sequence[float]) -> np.ndarray:

@@ -154,7 +154,7 @@ def describe_study(study: Study) -> dict[str, Any]:
         row: dict[str, Any] = {"key": key, "type": type_text(hints[key]),
                                "default": _plain(default), "doc": docs.get(key, "")}
         for name, values in profiles.items():
-            if values is not None and key in values and values[key] != default:
+            if values is not None and key in values and _plain(values[key]) != _plain(default):
                 row[name] = _plain(values[key])
         keys.append(row)
     home = study.home
@@ -183,7 +183,7 @@ def describe_study(study: Study) -> dict[str, Any]:
 
 
 def _plain(value: Any) -> Any:
-    if isinstance(value, tuple):
+    if isinstance(value, (tuple, list)):
         return [_plain(v) for v in value]
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
