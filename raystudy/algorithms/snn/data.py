@@ -1,0 +1,194 @@
+"""Data of the SNN study, offline: readers and the generated temporal-order event task.
+
+* ``digits``, ``mnist``, ``fashion`` (MNIST's IDX layout), ``cifar10`` (python pickles):
+  the readers of ``raystudy.algorithms.plasticity.data``; images flattened, in [0, 1].
+* SHD's ``.h5`` layout (Cramer et al. 2020): ``spikes/times`` (vlen float, s),
+  ``spikes/units`` (vlen int), ``labels``, ``extra/speaker``: :func:`write_shd`,
+  :func:`read_shd` (``shd_train.h5``/``shd_test.h5``, 700 units for the real set).
+* ``temporal_order``: a generated task in that layout whose classes differ only in
+  temporal order within pairs: class ``2p`` fires channel group ``a_p`` then ``b_p``,
+  class ``2p + 1`` fires ``b_p`` then ``a_p``, so whole-recording counts (T = 1) cannot
+  beat 50 % on it (the Bayes ceiling for counts), while two or more bins can.
+* N-MNIST ``.bin`` (Orchard et al. 2015): 5 bytes per event, x = b0, y = b1, polarity =
+  b2 >> 7, t_us = ((b2 & 127) << 16) | (b3 << 8) | b4: :func:`write_nmnist_bin`,
+  :func:`read_nmnist_bin`, and :func:`read_nmnist` over ``Train|Test/<digit>/*.bin``.
+
+Every problem is a ``DataFormatError`` (``DataMissingError`` when files are absent) whose
+message is one line naming what is missing and where to put it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from raystudy.algorithms.plasticity.data import (
+    DataFormatError,
+    DataMissingError,
+    cifar,
+    digits,
+    mnist,
+)
+
+__all__ = ["DataFormatError", "DataMissingError", "EventSet", "Static", "load_static",
+           "make_temporal_order", "read_nmnist", "read_nmnist_bin", "read_shd",
+           "write_nmnist_bin", "write_shd"]
+
+
+@dataclass
+class Static:
+    """Images flattened to ``n x D`` float32 in [0, 1], labels ``n``."""
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    classes: int
+
+
+def load_static(name: str, path: str = "") -> Static:
+    """``digits`` (bundled), ``mnist``/``fashion`` (IDX files in ``path``), ``cifar10``."""
+    if name == "digits":
+        d = digits()
+    elif name in ("mnist", "fashion", "cifar10"):
+        root = Path(path).expanduser()
+        if not path or not root.is_dir():
+            raise DataMissingError(f"data.path={path!r}: {name} needs a folder holding its "
+                                   "files (IDX for mnist/fashion, cifar-10-batches-py/ for "
+                                   "cifar10); see docs/spiking_nets.md")
+        d = mnist(root) if name != "cifar10" else cifar(root, "cifar10")  # type: ignore[assignment]
+    else:
+        raise DataFormatError(f"unknown static dataset {name!r}")
+    assert d is not None
+    return Static(d.x_train.reshape(len(d.x_train), -1).numpy(), d.y_train.numpy(),
+                  d.x_test.reshape(len(d.x_test), -1).numpy(), d.y_test.numpy(), d.classes)
+
+
+@dataclass
+class EventSet:
+    """Event recordings: per sample ``times`` (s) and ``units``; ``labels``; ``n_units``."""
+
+    times: list[np.ndarray]
+    units: list[np.ndarray]
+    labels: np.ndarray
+    n_units: int
+    t_max: float
+
+
+def write_shd(path: str | Path, events: EventSet, speaker: np.ndarray | None = None) -> None:
+    """One ``.h5`` file in SHD's layout (times float32 s, units uint16)."""
+    import h5py
+
+    with h5py.File(path, "w") as f:
+        times = f.create_dataset("spikes/times", (len(events.labels),),
+                                 dtype=h5py.vlen_dtype(np.float32))
+        units = f.create_dataset("spikes/units", (len(events.labels),),
+                                 dtype=h5py.vlen_dtype(np.uint16))
+        for i, (t, u) in enumerate(zip(events.times, events.units, strict=True)):
+            times[i], units[i] = t.astype(np.float32), u.astype(np.uint16)
+        f["labels"] = events.labels.astype(np.uint16)
+        f["extra/speaker"] = (np.zeros(len(events.labels), np.uint16) if speaker is None
+                              else speaker.astype(np.uint16))
+        f.attrs["n_units"], f.attrs["t_max"] = events.n_units, events.t_max
+
+
+def read_shd(path: str | Path, n_units: int = 700, t_max: float | None = None) -> EventSet:
+    """An SHD-layout ``.h5`` file (``n_units``/``t_max`` from its attributes when present)."""
+    import h5py
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataMissingError(f"{p}: no such file (put shd_train.h5 and shd_test.h5 in that "
+                               "folder, or run `raystudy data make-events DIR`)")
+    try:
+        with h5py.File(p, "r") as f:
+            times = [np.asarray(t, np.float64) for t in f["spikes/times"]]
+            units = [np.asarray(u, np.int64) for u in f["spikes/units"]]
+            labels = np.asarray(f["labels"], np.int64)
+            n_units = int(f.attrs.get("n_units", n_units))
+            stored = f.attrs.get("t_max")
+    except (OSError, KeyError) as exc:
+        raise DataFormatError(f"{p}: not an SHD-layout .h5 file with spikes/times, "
+                              f"spikes/units and labels ({exc})") from None
+    if len(times) != len(labels) or len(units) != len(labels):
+        raise DataFormatError(f"{p}: {len(times)} times, {len(units)} units, {len(labels)} "
+                              "labels; expected one of each per sample")
+    if any(len(u) and (u.max() >= n_units or u.min() < 0) for u in units):
+        raise DataFormatError(f"{p}: a unit index outside 0..{n_units - 1}")
+    if t_max is None:
+        t_max = float(stored) if stored is not None else max(
+            (float(t.max()) for t in times if len(t)), default=1.0) + 1e-6
+    return EventSet(times, units, labels, n_units, float(t_max))
+
+
+def make_temporal_order(n: int, classes: int = 10, n_units: int = 64, rate: float = 60.0,
+                        noise: float = 2.0, t_max: float = 1.0, jitter: float = 0.05,
+                        seed: int = 0) -> EventSet:
+    """``n`` samples of the temporal-order task (module docstring): ``classes`` even; units
+    split into ``classes`` groups; pair p's groups fire at ``rate`` Hz per unit in the first
+    or second half (onsets jittered by ``jitter`` s), every unit at ``noise`` Hz throughout."""
+    if classes % 2 or classes < 2 or n_units < classes:
+        raise ValueError(f"classes={classes} must be even and at most n_units={n_units}")
+    rng = np.random.default_rng(seed)
+    groups = np.array_split(np.arange(n_units), classes)
+    labels = rng.integers(0, classes, n)
+    times, units = [], []
+    half = t_max / 2
+    for y in labels:
+        p, flipped = divmod(int(y), 2)
+        first, second = groups[2 * p], groups[2 * p + 1]
+        if flipped:
+            first, second = second, first
+        ts, us = [], []
+        for group, start in ((first, 0.0), (second, half)):
+            onset = np.clip(start + rng.normal(0, jitter), 0, t_max - half)
+            for unit in group:
+                k = rng.poisson(rate * half * 0.8)
+                ts.append(onset + rng.uniform(0, half * 0.8, k))
+                us.append(np.full(k, unit))
+        k = rng.poisson(noise * t_max * n_units)
+        ts.append(rng.uniform(0, t_max, k))
+        us.append(rng.integers(0, n_units, k))
+        t, u = np.concatenate(ts), np.concatenate(us)
+        order = np.argsort(t, kind="stable")
+        times.append(t[order])
+        units.append(u[order])
+    return EventSet(times, units, labels, n_units, t_max)
+
+
+def write_nmnist_bin(path: str | Path, x: np.ndarray, y: np.ndarray, polarity: np.ndarray,
+                     t_us: np.ndarray) -> None:
+    """Events in N-MNIST's 40-bit format (module docstring); ``t_us`` < 2^23."""
+    t = np.asarray(t_us, np.int64)
+    raw = np.stack([np.asarray(x, np.uint8), np.asarray(y, np.uint8),
+                    ((np.asarray(polarity, np.int64) << 7) | (t >> 16)).astype(np.uint8),
+                    ((t >> 8) & 255).astype(np.uint8), (t & 255).astype(np.uint8)], axis=1)
+    Path(path).write_bytes(raw.tobytes())
+
+
+def read_nmnist_bin(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, y, polarity, t_us)`` of one N-MNIST ``.bin`` file."""
+    raw = np.frombuffer(Path(path).read_bytes(), np.uint8)
+    if raw.size % 5:
+        raise DataFormatError(f"{path}: {raw.size} bytes, not a multiple of 5 (N-MNIST .bin)")
+    b = raw.reshape(-1, 5).astype(np.int64)
+    return b[:, 0], b[:, 1], b[:, 2] >> 7, ((b[:, 2] & 127) << 16) | (b[:, 3] << 8) | b[:, 4]
+
+
+def read_nmnist(root: str | Path, split: str) -> EventSet:
+    """``root/Train|Test/<digit>/*.bin`` as events over units ``p * 34 * 34 + y * 34 + x``."""
+    folder = Path(root).expanduser() / split
+    files = sorted(folder.glob("[0-9]/*.bin"))
+    if not files:
+        raise DataMissingError(f"{folder}: no <digit>/*.bin files (N-MNIST needs "
+                               "Train/0..9/*.bin and Test/0..9/*.bin under data.path)")
+    times, units, labels = [], [], []
+    for f in files:
+        x, y, p, t = read_nmnist_bin(f)
+        times.append(t / 1e6)
+        units.append(p * 34 * 34 + np.minimum(y, 33) * 34 + np.minimum(x, 33))
+        labels.append(int(f.parent.name))
+    t_max = max((float(t.max()) for t in times if len(t)), default=1.0) + 1e-6
+    return EventSet(times, units, np.array(labels), 2 * 34 * 34, t_max)

@@ -1,0 +1,213 @@
+"""The SNN library against NumPy transcriptions of the authors' forward, closed forms and
+a NumPy hard LIF; the file formats round-trip."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+
+from raystudy.algorithms.snn import (
+    SGLIF,
+    SNN,
+    SigmaLIF,
+    SoftLIF,
+    UltraDLIF,
+    UltraLIF,
+    closed_form_t1,
+    events_to_frames,
+    lse,
+    rate_encode,
+    surrogate_lif_step,
+    ultralif_step,
+)
+from raystudy.algorithms.snn.data import (
+    DataMissingError,
+    make_temporal_order,
+    read_nmnist_bin,
+    read_shd,
+    write_nmnist_bin,
+    write_shd,
+)
+
+
+def np_ultralif(I, eps, tau, theta):  # noqa: N803  the authors' forward, transcribed
+    v, out = np.zeros(I.shape[1:]), []
+    for It in I:
+        a, b = v + np.log(tau), It
+        m = np.maximum(a, b)
+        vt = m + eps * np.log(np.exp((a - m) / eps) + np.exp((b - m) / eps))
+        s = 1 / (1 + np.exp(-(vt - theta) / eps))
+        v = vt * (1 - s)
+        out.append(s)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+@pytest.mark.parametrize("eps,theta", [(1.0, 0.0), (0.3, 1.0), (5.0, 0.5)])
+def test_ultralif_step_equals_numpy_transcription(dtype, eps, theta):
+    I = np.random.default_rng(0).normal(0, 0.7, (6, 3, 5))  # noqa: E741
+    v = torch.zeros(3, 5, dtype=dtype)
+    got = []
+    for It in torch.tensor(I, dtype=dtype):
+        v, s = ultralif_step(v, It, eps, math.log(0.9), theta)
+        got.append(s)
+    tol = 1e-12 if dtype == torch.float64 else 1e-5
+    np.testing.assert_allclose(torch.stack(got).numpy(), np_ultralif(I, eps, 0.9, theta),
+                               atol=tol)
+
+
+@pytest.mark.parametrize("theta", [0.0, 1.0])
+def test_small_eps_limit_is_memoryless_heaviside_and_tropical_matches(theta):
+    I = torch.tensor(np.random.default_rng(1).normal(0, 0.7, (30, 200)), dtype=torch.float64)
+    I = I[:, (I - theta).abs().min(0).values > 0.05]  # keep clear of the threshold
+    v = torch.zeros(I.shape[1], dtype=torch.float64)
+    vt = v.clone()
+    for It in I:
+        v, s = ultralif_step(v, It, 1e-3, math.log(0.9), theta)
+        vt, st = ultralif_step(vt, It, 1e-3, math.log(0.9), theta, mode="tropical")
+        h = (It > theta).double()
+        assert torch.allclose(s, h, atol=1e-6) and torch.equal(st, h)
+
+
+def test_constant_subthreshold_input_hard_lif_fires_but_tropical_ultralif_never():
+    v = torch.zeros(1, dtype=torch.float64)
+    count = 0.0
+    for _ in range(20):
+        v, s = ultralif_step(v, torch.tensor([0.6], dtype=torch.float64), 1e-3,
+                             math.log(0.9), 1.0)
+        count += float(s)
+    assert count < 1e-6
+    vs, hard = torch.zeros(1, dtype=torch.float64), 0.0
+    for _ in range(20):
+        vs, s = surrogate_lif_step(vs, torch.tensor([0.6], dtype=torch.float64), 0.9, 1.0)
+        hard += float(s)
+    assert hard == 10
+
+
+def test_lse_bounds_monotone_and_gradients():
+    a = torch.tensor(np.random.default_rng(2).normal(0, 2, (3, 1000)), dtype=torch.float64,
+                     requires_grad=True)
+    m = a.max(0).values
+    for eps in (0.1, 1.0, 5.0):
+        out = lse(a, eps)
+        assert torch.all(out >= m - 1e-12) and torch.all(out <= m + eps * math.log(3) + 1e-12)
+        assert torch.allclose(out, eps * torch.logsumexp(a / eps, 0))
+    assert torch.all(lse(a, 2.0) >= lse(a, 1.0))
+    (g,) = torch.autograd.grad(lse(a, 0.7).sum(), a)
+    assert torch.allclose(g.sum(0), torch.ones(1000, dtype=torch.float64)) and g.min() >= 0
+    x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
+    assert torch.autograd.gradcheck(lambda z: ultralif_step(z, z * 0.5, 0.7, -0.1, 0.2)[1], (x,))
+    v = torch.linspace(-3, 3, 101, dtype=torch.float64, requires_grad=True)
+    (ds,) = torch.autograd.grad(torch.sigmoid(v / 0.1).sum(), v)
+    assert ds.max() <= 1 / (4 * 0.1) + 1e-12
+
+
+def test_t1_network_equals_mlp_with_closed_form_activation():
+    torch.manual_seed(0)
+    net = SNN(5, 7, 3, lambda n: UltraLIF(n, init_eps=0.8)).double()
+    x = torch.randn(8, 5, dtype=torch.float64)
+    out = net(x.unsqueeze(0))
+    act = closed_form_t1(net.fcs[0](x), 0.8, math.log(0.9))
+    assert torch.allclose(out, net.readout(act), atol=1e-12)
+
+
+def np_hard_lif(I, tau, theta, reset):  # noqa: N803
+    v, out = np.zeros(I.shape[1:]), []
+    for It in I:
+        u = tau * v + It
+        s = (u > theta).astype(float)
+        v = u * (1 - s) if reset == "zero" else u - s * theta
+        out.append(s)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("reset", ["zero", "subtract"])
+@pytest.mark.parametrize("surrogate", ["fast_sigmoid", "atan", "sigmoid"])
+def test_surrogate_lif_spikes_are_binary_and_match_numpy_hard_lif(reset, surrogate):
+    I = np.random.default_rng(3).uniform(0, 0.8, (25, 4, 6))  # noqa: E741
+    x = torch.tensor(I, requires_grad=True)
+    v, got = torch.zeros(4, 6, dtype=torch.float64), []
+    for t in range(25):
+        v, s = surrogate_lif_step(v, x[t], 0.9, 1.0, surrogate, 25.0, reset)
+        got.append(s)
+    S = torch.stack(got)
+    assert set(S.detach().unique().tolist()) <= {0.0, 1.0}
+    np.testing.assert_array_equal(S.detach().numpy(), np_hard_lif(I, 0.9, 1.0, reset))
+    (g,) = torch.autograd.grad(S.sum(), x)
+    assert torch.isfinite(g).all() and g.abs().sum() > 0  # the surrogate passes gradient
+
+
+def test_fast_sigmoid_surrogate_derivative_closed_form():
+    u = torch.tensor([-0.2, 0.0, 0.1], dtype=torch.float64, requires_grad=True)
+    _, s = surrogate_lif_step(torch.zeros(3, dtype=torch.float64), u + 1.0, 0.9, 1.0)
+    (g,) = torch.autograd.grad(s.sum(), u)
+    assert torch.allclose(g, 1 / (25 * u.detach().abs() + 1) ** 2)
+
+
+def test_modes_of_every_neuron_and_dlif_forms():
+    torch.manual_seed(0)
+    x = torch.randn(5, 4, 16)
+    for make in (lambda n: UltraLIF(n), lambda n: UltraDLIF(n),
+                 lambda n: UltraDLIF(n, "readme", threshold=1.0),
+                 lambda n: SigmaLIF(n), lambda n: SoftLIF(n), lambda n: SGLIF(n)):
+        net = SNN(16, 8, 3, make)
+        net.set_mode("hard")
+        net(x)
+        assert net.spike_stats["binary_fraction"] == 1.0
+        net.set_mode("soft")
+        net(x)
+    lib, readme = UltraDLIF(6), UltraDLIF(6, "readme")
+    I = torch.randn(2, 6)
+    for n in (lib, readme):
+        n.reset(2, I)
+    s_lib, s_readme = lib(I), readme(I)
+    v = 0.9 * 0 + I  # library form, first step from V = 0
+    u = 1.0 * torch.logsumexp(torch.stack([v.roll(1, -1), v, v.roll(-1, -1)]), 0)
+    assert torch.allclose(s_lib, torch.sigmoid(u), atol=1e-6)
+    assert torch.allclose(s_readme, torch.sigmoid(math.log(3) + I), atol=1e-6)
+    with pytest.raises(ValueError, match="no readme form"):
+        UltraDLIF(4, "readme", learn_tau=True)
+
+
+def test_rate_encoding_and_event_binning():
+    g = torch.Generator().manual_seed(0)
+    s = rate_encode(torch.tensor([[-1.0, 0.5, 2.0]]), 4000, generator=g)
+    assert s.shape == (4000, 1, 3) and s[:, 0, 0].sum() == 0
+    assert abs(float(s[:, 0, 1].mean()) - 0.25) < 0.03
+    assert abs(float(s[:, 0, 2].mean()) - 0.5) < 0.03
+    f = events_to_frames(np.array([0.0, 0.1, 0.5, 0.99, 1.0]), np.array([0, 1, 1, 2, 2]), 3, 2, 1.0)
+    np.testing.assert_array_equal(f, [[1, 1, 0], [0, 1, 2]])
+
+
+def test_shd_h5_round_trip_and_temporal_order_defeats_counts(tmp_path):
+    ev = make_temporal_order(40, classes=4, n_units=16, seed=0)
+    write_shd(tmp_path / "shd_train.h5", ev)
+    back = read_shd(tmp_path / "shd_train.h5")
+    assert back.n_units == 16 and np.array_equal(back.labels, ev.labels)
+    for a, b in zip(ev.times, back.times, strict=True):
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+    for a, b in zip(ev.units, back.units, strict=True):
+        np.testing.assert_array_equal(a, b)
+    # pair classes share expected counts per unit; the two halves differ
+    big = make_temporal_order(400, classes=2, n_units=8, seed=1)
+    c = np.array([events_to_frames(t, u, 8, 1, 1.0)[0] for t, u in
+                  zip(big.times, big.units, strict=True)])
+    h = np.array([events_to_frames(t, u, 8, 2, 1.0)[0] for t, u in
+                  zip(big.times, big.units, strict=True)])
+    m0, m1 = c[big.labels == 0].mean(0), c[big.labels == 1].mean(0)
+    assert np.abs(m0 - m1).max() < 0.15 * m0.mean()
+    assert np.abs(h[big.labels == 0].mean(0) - h[big.labels == 1].mean(0)).max() > 0.5 * m0.mean()
+    with pytest.raises(DataMissingError, match="make-events"):
+        read_shd(tmp_path / "nope.h5")
+
+
+def test_nmnist_bin_round_trip(tmp_path):
+    rng = np.random.default_rng(4)
+    x, y, p = rng.integers(0, 34, 50), rng.integers(0, 34, 50), rng.integers(0, 2, 50)
+    t = np.sort(rng.integers(0, 2**23, 50))
+    write_nmnist_bin(tmp_path / "a.bin", x, y, p, t)
+    for a, b in zip(read_nmnist_bin(tmp_path / "a.bin"), (x, y, p, t), strict=True):
+        np.testing.assert_array_equal(a, b)
