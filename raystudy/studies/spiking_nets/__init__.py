@@ -1,0 +1,22 @@
+"""UltraLIF (ultradiscretized spiking neurons) against surrogate-gradient LIF (ICML 2026).
+
+The study package: ``recipe.py`` (config, data, the training loop, ``STUDY``),
+``analysis.py`` (tables, figures, claims), ``make_data.py`` (``raystudy data
+make-events``), and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raystudy.studies.spiking_nets.make_data import DATA_COMMANDS
+
+__all__ = ["DATA_COMMANDS", "STUDY"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STUDY":
+        from raystudy.studies.spiking_nets.recipe import STUDY
+
+        return STUDY
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,0 +1,203 @@
+"""The SNN study's report: accuracy per dataset x T x neuron in each evaluation mode, and
+the claims, paired over seeds (the unit), Holm within each family:
+
+* U-C1 (soft, the authors' protocol) and U-C1h (hard spikes: the network run as an SNN):
+  at T = 1, UltraLIF - SG-LIF, UltraPLIF - SG-PLIF, UltraDLIF - SG-LIF, ``greater``, Holm
+  over pairs x datasets;
+* U-C2 (reproduction against the authors' own smooth LIF): UltraLIF, UltraDLIF - soft_lif;
+* U-C3: gain(T = 1) - gain(T = 5) of the U-C1 pairs, ``greater``;
+* U-C4: UltraLIF - SigmaLIF at T = 1 (is it log-sum-exp or the learnable scale?);
+* sparsity and depth: read when the run has them, else ``missing_claim``.
+
+Accuracy is ``eval/acc`` (test at the best-validation epoch); ``eval/acc_best_test`` (the
+authors' best-test-epoch figure) is tabulated, labelled, and never used in a claim.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from matplotlib.figure import Figure
+
+from raystudy import Analysis, Claim, RunResults, Table, claims
+from raystudy.algorithms import stats
+
+PAIRS = (("ultralif", "sg_lif"), ("ultraplif", "sg_plif"), ("ultradlif", "sg_lif"))
+AUTHORS = (("ultralif", "soft_lif"), ("ultradlif", "soft_lif"))
+SPARSITY_MARGIN = 0.005
+"""Accuracy non-inferiority margin of the sparsity claim (0.5 points)."""
+
+
+def key(c: dict[str, Any]) -> tuple[str, int, int, float]:
+    return (str(c["data.name"]), int(c["data.timesteps"]), int(c["train.layers"]),
+            float(c["train.sparsity_lambda"]))
+
+
+def collect(results: RunResults) -> dict[tuple[Any, ...], dict[int, dict[str, float]]]:
+    """(dataset, T, layers, lambda, neuron) -> seed -> last report."""
+    out: dict[tuple[Any, ...], dict[int, dict[str, float]]] = defaultdict(dict)
+    for t in results.trials:
+        if not t.history or not t.config or "eval/acc" not in t.history[-1]:
+            continue
+        out[(*key(t.config), str(t.config["neuron.name"]))][int(t.config["train.seed"])] = \
+            {**t.history[-1], "_history": t.history}  # type: ignore[dict-item]
+    return out
+
+
+def paired(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]], a: tuple[Any, ...],
+           b: tuple[Any, ...], metric_a: str, metric_b: str) -> tuple[list[float], list[float]]:
+    seeds = sorted(set(runs.get(a, {})) & set(runs.get(b, {})))
+    return ([runs[a][s][metric_a] for s in seeds], [runs[b][s][metric_b] for s in seeds])
+
+
+def family(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]], label: str,
+           pairs: tuple[tuple[str, str], ...], metric: str, base_metric: str,
+           T: int = 1) -> list[Claim]:
+    datasets = sorted({k[0] for k in runs})
+    tests, missing = [], []
+    for ds in datasets:
+        for m, b in pairs:
+            statement = f"{label}: {m} beats {b} at T={T} on {ds}"
+            effect = f"{metric}: {m} - {b}"
+            x, y = paired(runs, (ds, T, 1, 0.0, m), (ds, T, 1, 0.0, b), metric, base_metric)
+            if x:
+                tests.append(claims.Test(statement, effect, stats.paired_comparison(x, y),
+                                         "greater"))
+            else:
+                missing.append(claims.missing_claim(statement, "paired over seeds", effect,
+                                                    f"{m} or {b} not run at T={T} on {ds}"))
+    return [*(claims.holm_family(tests, f"{len(tests)} pairs x datasets") if tests else []),
+            *missing]
+
+
+def gain_family(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> list[Claim]:
+    tests, missing = [], []
+    for ds in sorted({k[0] for k in runs}):
+        for m, b in PAIRS:
+            statement = f"U-C3: the gain of {m} over {b} is larger at T=1 than at T=5 on {ds}"
+            effect = f"[{m} - {b}](T=1) - [{m} - {b}](T=5)"
+            cells = [(ds, T, 1, 0.0, n) for T in (1, 5) for n in (m, b)]
+            seeds = sorted(set.intersection(*(set(runs.get(c, {})) for c in cells)))
+            if not seeds:
+                missing.append(claims.missing_claim(statement, "paired over seeds", effect,
+                                                    "a cell of T in {1, 5} is missing"))
+                continue
+            g1 = [runs[cells[0]][s]["eval/acc"] - runs[cells[1]][s]["eval/acc"] for s in seeds]
+            g5 = [runs[cells[2]][s]["eval/acc"] - runs[cells[3]][s]["eval/acc"] for s in seeds]
+            tests.append(claims.Test(statement, effect, stats.paired_comparison(g1, g5),
+                                     "greater"))
+    return [*(claims.holm_family(tests, f"{len(tests)} pairs x datasets") if tests else []),
+            *missing]
+
+
+def sparsity_claims(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> list[Claim]:
+    cells = [k for k in runs if k[3] > 0 and k[4] == "ultraplif"]
+    statement = ("U-C5: the sparsity penalty cuts UltraPLIF's spike rate with accuracy "
+                 f"non-inferior within {SPARSITY_MARGIN * 100:g} points")
+    if not cells:
+        return [claims.missing_claim(statement, "paired over seeds", "rate, accuracy",
+                                     "no trial with train.sparsity_lambda > 0 (space "
+                                     "sparsity)")]
+    out = []
+    for k in sorted(cells):
+        base = (k[0], k[1], k[2], 0.0, "ultraplif")
+        r1, r0 = paired(runs, k, base, "eval/spike_rate_soft", "eval/spike_rate_soft")
+        a1, a0 = paired(runs, k, base, "eval/acc", "eval/acc")
+        where = f"{k[0]} T={k[1]} lambda={k[3]:g}"
+        out.append(claims.paired_claim(f"{statement}: rate at {where}", "spike rate: "
+                                       "lambda - 0", stats.paired_comparison(r1, r0), "less"))
+        out.append(claims.paired_claim(f"{statement}: accuracy at {where}", "acc: lambda - 0",
+                                       stats.non_inferiority(a1, a0, SPARSITY_MARGIN),
+                                       "greater", margin=SPARSITY_MARGIN))
+    return out
+
+
+def depth_claims(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> list[Claim]:
+    statement = "U-C6: UltraDLIF loses less accuracy than SG-LIF from 1 to 2 layers at T=1"
+    out = []
+    for ds in sorted({k[0] for k in runs if k[2] == 2}):
+        cells = [(ds, 1, L, 0.0, n) for n in ("ultradlif", "sg_lif") for L in (1, 2)]
+        seeds = sorted(set.intersection(*(set(runs.get(c, {})) for c in cells)))
+        if not seeds:
+            continue
+        u = [runs[cells[0]][s]["eval/acc"] - runs[cells[1]][s]["eval/acc"] for s in seeds]
+        g = [runs[cells[2]][s]["eval/acc"] - runs[cells[3]][s]["eval/acc"] for s in seeds]
+        out.append(claims.paired_claim(f"{statement} on {ds}", "drop(SG-LIF) - drop(UltraDLIF)",
+                                       stats.paired_comparison(g, u), "greater"))
+    return out or [claims.missing_claim(statement, "paired over seeds", "drop difference",
+                                        "no 2-layer trials (space depth)")]
+
+
+def accuracy_table(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> Table:
+    rows = []
+    for k in sorted(runs):
+        r = list(runs[k].values())
+
+        def mean(m: str, r: list[dict[str, float]] = r) -> float:
+            return float(np.mean([x[m] for x in r]))
+        ci = stats.bootstrap_mean_ci([x["eval/acc"] for x in r]) if len(r) > 1 else (np.nan,) * 2
+        rows.append([k[0], k[1], k[2], k[3], k[4], len(r), mean("eval/acc"),
+                     f"[{ci[0]:.3f}, {ci[1]:.3f}]", mean("eval/acc_hard"),
+                     mean("eval/acc_tropical"), mean("eval/acc_best_test"),
+                     mean("eval/spike_rate_soft"), mean("eval/binary_fraction"),
+                     mean("train/eps") if "train/eps" in r[0] else "-"])
+    return Table("Test accuracy per dataset x T x neuron (epoch chosen on validation)",
+                 ["data", "T", "layers", "lambda", "neuron", "seeds", "acc soft", "95 % CI",
+                  "acc hard", "acc tropical", "best-test epoch (authors', not a claim)",
+                  "spike rate", "near-binary share", "eps"], rows,
+                 note="hard/tropical: Heaviside spikes (tropical: max in place of LSE), each "
+                      "mode's epoch chosen on its own validation accuracy")
+
+
+def figures(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]],
+            figures_dir: Path) -> list[tuple[str, Path]]:
+    out = []
+    datasets = sorted({k[0] for k in runs})
+    fig = Figure(figsize=(5 * len(datasets), 3.6), layout="constrained")
+    axes = np.atleast_1d(fig.subplots(1, len(datasets)))
+    for ax, ds in zip(axes, datasets, strict=True):
+        for n in sorted({k[4] for k in runs if k[0] == ds}):
+            pts = sorted((k[1], np.mean([x["eval/acc"] for x in v.values()]))
+                         for k, v in runs.items() if k[0] == ds and k[4] == n and k[2] == 1
+                         and k[3] == 0)
+            if pts:
+                ax.plot(*zip(*pts, strict=True), "o-", label=n)
+        ax.set(title=ds, xlabel="T", ylabel="test accuracy (soft)")
+    axes[0].legend(fontsize=7)
+    fig.savefig(figures_dir / "acc_vs_T.png", dpi=110)
+    out.append(("Accuracy vs T", figures_dir / "acc_vs_T.png"))
+    fig = Figure(figsize=(5, 3.6), layout="constrained")
+    ax = fig.subplots()
+    for k, v in sorted(runs.items()):
+        h = v[min(v)]["_history"]  # type: ignore[index]
+        pts = [(r["train/epoch"], r["train/eps"]) for r in h if "train/eps" in r]  # type: ignore[union-attr]
+        if pts and k[2] == 1 and k[3] == 0:
+            ax.plot(*zip(*pts, strict=True), label=f"{k[4]} {k[0]} T={k[1]}", lw=1)
+    ax.set(xlabel="epoch", ylabel="eps (first seed)")
+    ax.legend(fontsize=5)
+    fig.savefig(figures_dir / "eps.png", dpi=110)
+    out.append(("eps over training", figures_dir / "eps.png"))
+    return out
+
+
+def analyze(results: RunResults, figures_dir: Path) -> Analysis:
+    runs = collect(results)
+    if not runs:
+        return Analysis(notes=["no trial reported"], claims=[claims.missing_claim(
+            "UltraLIF vs surrogate-gradient LIF", "paired over seeds", "-", "no trial")])
+    claim_rows = [*family(runs, "U-C1 soft", PAIRS, "eval/acc", "eval/acc"),
+                  *family(runs, "U-C1h hard spikes", PAIRS, "eval/acc_hard", "eval/acc_hard"),
+                  *family(runs, "U-C2 vs the authors' LIF", AUTHORS, "eval/acc", "eval/acc"),
+                  *gain_family(runs),
+                  *family(runs, "U-C4 LSE vs SigmaLIF", (("ultralif", "sigmalif"),),
+                          "eval/acc", "eval/acc"),
+                  *sparsity_claims(runs), *depth_claims(runs)]
+    summary = {f"{k[0]} T={k[1]} L={k[2]} lambda={k[3]:g} {k[4]}":
+               float(np.mean([x["eval/acc"] for x in v.values()])) for k, v in runs.items()}
+    return Analysis(tables=[accuracy_table(runs)], figures=figures(runs, figures_dir),
+                    summary={"acc": summary}, claims=claim_rows,
+                    notes=["temporal_order: counts (T = 1) cannot beat 50 % (pairs differ "
+                           "only in order)"])
