@@ -45,7 +45,7 @@ class _LinearMembrane(SpikingNeuron):
         return s
 
     def scales(self) -> dict[str, float]:
-        return {"tau": float(self.tau)}
+        return {"tau": float(self.tau.detach())}
 
 
 class SoftLIF(_LinearMembrane):
@@ -98,6 +98,6 @@ class SigmaLIF(_LinearMembrane):
         return self.threshold
 
     def scales(self) -> dict[str, float]:
-        return {"eps": float(self.eps()), "tau": float(self.tau)}
+        return {"eps": float(self.eps().detach()), "tau": float(self.tau.detach())}
 
 

@@ -111,7 +111,7 @@ class UltraLIF(SpikingNeuron):
         return s
 
     def scales(self) -> dict[str, float]:
-        return {"eps": float(self.eps()), "tau": float(self.log_tau.exp())}
+        return {"eps": float(self.eps().detach()), "tau": float(self.log_tau.detach().exp())}
 
 
 def UltraPLIF(dim: int, **kwargs: float | bool) -> UltraLIF:  # noqa: N802 (a class name)
@@ -162,7 +162,7 @@ class UltraDLIF(SpikingNeuron):
         return s
 
     def scales(self) -> dict[str, float]:
-        return {"eps": float(self.eps()), "tau": float(self.tau)}
+        return {"eps": float(self.eps().detach()), "tau": float(self.tau.detach())}
 
 
 def UltraDPLIF(dim: int, **kwargs: float | bool) -> UltraDLIF:  # noqa: N802

@@ -91,4 +91,4 @@ class SGLIF(SpikingNeuron):
         return s
 
     def scales(self) -> dict[str, float]:
-        return {"tau": float(self.tau)}
+        return {"tau": float(self.tau.detach())}

@@ -209,7 +209,8 @@ def inputs(x: torch.Tensor, events: bool, config: SpikingConfig,
 
 # ----------------------------------------------------------------------------- model
 def make_neuron(c: NeuronConfig) -> Any:
-    ultra: dict[str, Any] = {"init_eps": c.init_eps, "learn_eps": c.learn_eps, "threshold": c.threshold}
+    ultra: dict[str, Any] = {"init_eps": c.init_eps, "learn_eps": c.learn_eps,
+                             "threshold": c.threshold}
     makers: dict[str, Any] = {
         "ultralif": lambda n: UltraLIF(n, c.tau, **ultra),
         "ultraplif": lambda n: UltraLIF(n, c.tau, learn_tau=True, **ultra),

@@ -1,0 +1,78 @@
+"""The SNN study: the loop without Ray (reports, the validation-chosen epoch, resume), a
+config error, the make-events command and the shd reader, and a shrunk quick sweep through
+the CLI with every claim in the summary."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from raystudy import LocalContext
+from raystudy.cli import main
+from raystudy.errors import ConfigError
+from raystudy.platform.config import apply_overrides, validate
+from raystudy.studies.spiking_nets.recipe import STUDY, SpikingConfig, train_loop
+
+TINY = {"train.epochs": 2, "train.eval_every": 1, "data.events_train": 60,
+        "data.events_test": 40}
+
+
+def config(**overrides) -> SpikingConfig:
+    return validate(apply_overrides(SpikingConfig(), {**TINY, **overrides}))
+
+
+def run(cfg: SpikingConfig, checkpoint=None) -> LocalContext:
+    ctx = LocalContext(STUDY.metrics, checkpoint=checkpoint)
+    train_loop(cfg, ctx)
+    return ctx
+
+
+def test_loop_reports_soft_hard_and_the_authors_best_test_apart():
+    ctx = run(config(**{"neuron.name": "ultradlif", "data.timesteps": 2}))
+    last = ctx.reports[-1]
+    assert [r["train/epoch"] for r in ctx.reports] == [1, 2]
+    assert 0 <= last["eval/acc"] <= last["eval/acc_best_test"] <= 1
+    assert 0 <= last["eval/acc_hard"] <= 1 and last["train/eps"] > 0
+    assert 0 < last["eval/spike_rate_soft"] < 1
+
+
+def test_surrogate_network_is_binary_and_resume_continues():
+    full = run(config(**{"neuron.name": "sg_lif", "data.name": "temporal_order",
+                         "train.epochs": 3}))
+    assert full.reports[-1]["eval/binary_fraction"] == 1.0
+    first = run(config(**{"neuron.name": "sg_lif", "data.name": "temporal_order",
+                          "train.epochs": 2}))
+    resumed = run(config(**{"neuron.name": "sg_lif", "data.name": "temporal_order",
+                            "train.epochs": 3}), checkpoint=first.last_checkpoint)
+    assert [r["train/epoch"] for r in resumed.reports] == [3]
+    assert resumed.reports[-1]["eval/acc_now"] == pytest.approx(full.reports[-1]["eval/acc_now"])
+
+
+def test_bad_config_is_one_line():
+    with pytest.raises(ConfigError, match="ultradplif is library-form"):
+        config(**{"neuron.name": "ultradplif", "neuron.dlif_form": "readme"})
+
+
+def test_make_events_then_shd_reader(tmp_path, capsys):
+    assert main(["data", "make-events", str(tmp_path / "ev"), "--train", "40", "--test",
+                 "20", "--units", "16", "--classes", "4"]) == 0
+    ctx = run(config(**{"data.name": "shd", "data.path": str(tmp_path / "ev"),
+                        "train.epochs": 1}))
+    assert 0 <= ctx.reports[-1]["eval/acc"] <= 1
+    assert main(["run", "spiking_nets", "--in-process", "--set", "data.name=shd",
+                 "--set", f"data.path={tmp_path / 'none'}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "make-events" in err[0]
+
+
+def test_shrunk_quick_sweep_through_the_cli(tmp_path, ray_session):
+    space = tmp_path / "tiny.yaml"
+    space.write_text("params:\n  neuron.name: {grid: [ultralif, sg_lif, sigmalif]}\n"
+                     "  train.seed: {grid: [0, 1, 2]}\n")
+    assert main(["sweep", "spiking_nets", "--profile", "quick", "--space", str(space),
+                 "--storage", str(tmp_path), "--set", "train.epochs=2"]) == 0
+    run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
+    summary = json.loads((run_dir / "summary.json").read_text())
+    texts = json.dumps(summary)
+    assert "U-C1 soft" in texts and "U-C4" in texts and "U-C3" in texts
