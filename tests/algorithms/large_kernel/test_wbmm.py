@@ -136,7 +136,8 @@ def test_table_round_trip_and_even_kernel():
     T = table_from_kernel(K, 7)
     back = kernel_from_table(T, 7)
     torch.testing.assert_close(back[:, :, 4:9, 4:9], K)
-    assert back.abs().sum() == K.abs().sum()
+    back[:, :, 4:9, 4:9] = 0
+    assert back.abs().max() == 0  # nothing outside the centred 5x5
     x = torch.randn(1, 4, 7, 7, dtype=torch.float64)
     K4 = torch.randn(4, 1, 4, 4, dtype=torch.float64)  # padding="same" convention
     with warnings.catch_warnings():  # torch's even-kernel 'same' note
