@@ -110,6 +110,8 @@ paper graph_transfer graphs sweep --gpus-per-worker 0.25 --space "$LOG_DIR/graph
 
 step optim_step "$PY" bench/optim_step.py --reps 21
 grep -E "PASS|FAIL|SKIP" "$LOG_DIR/optim_step.log"
+step wbmm_op timeout 300 "$PY" bench/wbmm_op.py --device cuda --pass both --reps 20 --shapes 32x160x28,32x320x14,32x640x7,16x80x56,8x64x112,4x64x224
+grep -E "PASS|FAIL|SKIP" "$LOG_DIR/wbmm_op.log"
 step hessian "$PY" bench/hessian.py --device cuda --parts 12
 grep -E "x faster|->" "$LOG_DIR/hessian.log"
 

@@ -1,0 +1,140 @@
+"""Is WBMM with 14x14 windows faster than a 5x5 depthwise conv? (operator timing study)
+
+Paper: Song et al., "WBMM: Windowed Batch Matrix Multiplication for Efficient Large
+Receptive Field Convolution" (arXiv 2607.02097, ICML 2026 spotlight; code
+wansong-s/WBMM). Claims of the abstract read here: WBMM with 14x14 windows beats 5x5
+depthwise conv in speed; its throughput improves with larger windows, opposite to
+depthwise conv. The operators compute different functions (a block-local (2w-1)^2
+kernel plus the identity vs a sliding k x k kernel) at different MAC counts (w^2 vs k^2).
+
+Launch::
+
+    raystudy sweep large_kernel_conv --profile quick      # 2 CPUs, one trial at a time
+    raystudy run large_kernel_conv --in-process --set shape=2x320x14
+
+A trial is one **timing block**: one shape x pass x dtype x device, every candidate
+(``dw{k}``, ``wbmm{w}`` NC, ``wbmmc{w}`` C at fwd) timed ``timing.reps`` times, in an
+order shuffled per repetition. Each repetition is one cadence step, reported and
+checkpointed, so a resumed block continues at the next repetition. The block index
+(``timing.block``) is the unit of the paired tests in ``analysis.py``. Before timing,
+wbmm is checked against the per-window conv2d reference; a mismatch fails the trial.
+Trials run one at a time (the profile's ``sweep.max_concurrent: 1``): timings of
+concurrent trials on shared cores are not comparable.
+"""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+import torch
+
+from raystudy import (
+    DataError,
+    Metric,
+    PositiveFloat,
+    PositiveInt,
+    Range,
+    Study,
+    TrialContext,
+)
+from raystudy.algorithms.large_kernel import candidates, check, interleaved
+from raystudy.studies.large_kernel_conv.analysis import analyze
+
+
+# ----------------------------------------------------------------------------- config
+@dataclass
+class TimingConfig:
+    device: Literal["cpu", "cuda"] = "cpu"
+    dtype: Literal["float32", "float64"] = "float32"
+    phase: Literal["fwd", "train"] = "fwd"
+    """fwd: inference (no grad; WBMM NC and C); train: forward + backward of a sum."""
+    windows: tuple[int, ...] = (4, 7, 14)
+    kernels: tuple[int, ...] = (3, 5, 7, 13, 27)
+    reps: PositiveInt = 5
+    """Interleaved repetitions in the block (the block's median is its unit value)."""
+    warmup: Annotated[int, Range(ge=0)] = 1
+    clock: Literal["cpu", "wall"] = "cpu"
+    """cpu: process CPU time (one thread); wall: perf_counter."""
+    threads: PositiveInt = 1
+    block: Annotated[int, Range(ge=0)] = 0
+    """The repetition block: the unit of the paired tests (and the seed of the inputs)."""
+    check_tolerance: PositiveFloat = 1e-5
+
+
+@dataclass
+class LargeKernelConfig:
+    shape: str = "2x160x28"
+    """BxCxS: batch, channels, H = W (WBMM-T's stages at 224 input: 160x28, 320x14, 640x7)."""
+    timing: TimingConfig = field(default_factory=TimingConfig)
+
+    def validate(self) -> None:
+        t = self.timing
+        shape_of(self)
+        if 5 not in t.kernels:
+            raise ValueError("timing.kernels needs 5: every ratio is read against dw5")
+        if any(k % 2 == 0 or k < 1 for k in t.kernels):
+            raise ValueError(f"timing.kernels={t.kernels}: odd sizes only")
+        if any(w < 1 for w in t.windows) or not t.windows:
+            raise ValueError(f"timing.windows={t.windows}: at least one window >= 1")
+        if t.device == "cuda" and not torch.cuda.is_available():
+            raise ValueError("timing.device=cuda but torch sees no CUDA device")
+
+
+def shape_of(config: LargeKernelConfig) -> tuple[int, int, int, int]:
+    """``"2x160x28"`` -> ``(2, 160, 28, 28)`` (one sentence if malformed)."""
+    try:
+        b, c, size = (int(v) for v in config.shape.lower().split("x"))
+    except ValueError:
+        raise ValueError(f"shape={config.shape!r}: expected BxCxS, e.g. 2x160x28") from None
+    if min(b, c, size) < 1:
+        raise ValueError(f"shape={config.shape!r}: every size must be >= 1")
+    return (b, c, size, size)
+
+
+# ----------------------------------------------------------------------------- loop
+def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
+    t = config.timing
+    torch.set_num_threads(t.threads)
+    shape, dtype = shape_of(config), getattr(torch, t.dtype)
+    windows = tuple(w for w in t.windows if w <= 2 * shape[2])
+    for w in windows:  # the gate: outputs equal the windowed reference
+        err = check(shape, w, dtype, t.device, seed=t.block)
+        if err > t.check_tolerance:
+            raise DataError(f"wbmm{w} at {shape} differs from the per-window conv2d "
+                            f"reference by {err:.2e} > timing.check_tolerance="
+                            f"{t.check_tolerance:g}")
+    fns = candidates(shape, windows, t.kernels, t.phase, t.device, dtype, seed=t.block)
+    cadence = ctx.cadence(t.reps, 1, 1)
+    times: dict[str, list[float]] = ctx.load_checkpoint() or {k: [] for k in fns}
+    for step in cadence:
+        times = interleaved(fns, step, t.warmup if step == cadence_start(times) else 0,
+                            t.device, t.clock, seed=t.block, done=times)
+        med = {k: statistics.median(v) for k, v in times.items()}
+        metrics = {f"time_ms/{k}": v for k, v in med.items()}
+        if "wbmm14" in med:  # absent where 14 is not timed (report refuses NaN)
+            metrics["ratio/wbmm14_dw5"] = med["wbmm14"] / med["dw5"]
+        metrics.update({"block/rep": float(step), "check/passed": 1.0})
+        ctx.report(metrics, checkpoint=times, step=step)
+
+
+def cadence_start(times: dict[str, list[float]]) -> int:
+    """The first repetition this process times (warm-up runs before it)."""
+    return min((len(v) for v in times.values()), default=0) + 1
+
+
+# ----------------------------------------------------------------------------- study
+STUDY = Study(
+    name="large_kernel_conv",
+    description=("WBMM (windowed batch matmul) vs depthwise convolution: operator timing "
+                 "blocks with a paired speed claim"),
+    config_cls=LargeKernelConfig,
+    train_loop=train_loop,
+    metrics=(
+        Metric("ratio/wbmm14_dw5", "min", "median time of WBMM-14 (NC) over dw5's in the "
+               "block (< 1: WBMM-14 faster)"),
+        Metric("time_ms/dw5", "min", "median ms of the 5x5 depthwise conv in the block"),
+    ),
+    analyze=analyze,
+)
