@@ -10,7 +10,7 @@ import platform
 
 import torch
 
-from raystudy.algorithms.optim.polar import cpu_has_native_bf16
+from raystudy.algorithms.optim.polar import cpu_has_amx_bf16, cpu_has_native_bf16
 
 
 def cpu_model() -> str:
@@ -34,7 +34,8 @@ def describe() -> str:
     """One line: CPU model, torch threads, native bf16, CUDA device if any, torch version."""
     cuda = f"; CUDA {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "; no CUDA"
     return (f"ran on: {cpu_model()}, {torch.get_num_threads()} torch thread(s), native bf16: "
-            f"{'yes' if native_bf16() else 'no (emulated)'}{cuda}; torch {torch.__version__}")
+            f"{'yes' if native_bf16() else 'no (emulated)'}"
+            f"{', AMX' if cpu_has_amx_bf16() else ''}{cuda}; torch {torch.__version__}")
 
 
 def verdict(applies: bool, passed: bool) -> str:

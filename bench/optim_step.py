@@ -16,9 +16,9 @@ runs on the hidden matrices only; the other rows step the whole model.
 Targets (issue 19), each for the hardware it applies to (the bench prints what it ran
 on and SKIPs the others; ``--width`` sets the width the targets are read at):
 
-* CPUs with native bf16 (``avx512_bf16``/``amx_bf16``): our Muon (default dtype, bf16
-  there) >= 1.25x faster than torch.optim.Muon at width 128, and never slower
-  (ratio <= 1.0) at width >= 256.
+* CPUs with native bf16 (``avx512_bf16``/``amx_bf16``): our Muon (default dtype: bf16
+  with AMX, fp32 with avx512_bf16 alone) >= 1.25x faster than torch.optim.Muon at
+  width 128, and never slower (ratio <= 1.0) at width >= 256.
 * CPUs where bf16 is emulated: our Muon (default dtype, fp32 there) >= 10x faster than
   torch.optim.Muon (which always iterates in bf16).
 * CUDA: our Muon (bf16) <= 0.8x torch.optim.Muon's time.

@@ -39,9 +39,10 @@ Methods:
 * ``"svd"``: exact :math:`U\,\mathrm{diag}(\mathbb 1[s>\text{tol}])\,V^\top`
   (zero singular values map to zero, as they do under the polynomials); for tests.
 
-Precision: ``dtype=None`` runs the iteration in bf16 on CUDA and in
-``promote(G.dtype, float32)`` elsewhere — on CPUs without native bf16 matmul,
-bf16 is about 14x slower than fp32. The result is returned in ``G.dtype``.
+Precision: ``dtype=None`` runs the iteration in bf16 on CUDA and on CPUs with AMX, and in
+``promote(G.dtype, float32)`` elsewhere: where bf16 matmul is emulated it is about 14x
+slower than fp32, and with ``avx512_bf16`` alone fp32 is still the faster one
+(:func:`default_polar_dtype`). The result is returned in ``G.dtype``.
 
 Shapes: ``G`` is ``(..., m, n)``; leading dimensions are a batch.
 """
@@ -75,28 +76,43 @@ POLAR_EXPRESS_COEFFICIENTS: tuple[tuple[float, float, float], ...] = tuple(
 
 
 @functools.lru_cache(maxsize=1)
+def _cpu_flags() -> str:
+    try:
+        with open("/proc/cpuinfo") as handle:
+            return handle.read()
+    except OSError:
+        return ""
+
+
 def cpu_has_native_bf16() -> bool:
     """True when the CPU multiplies bf16 natively (x86 ``avx512_bf16``/``amx_bf16`` flags).
 
-    Without them (most CPUs before 2020 and the machines the issue was measured on) a bf16
-    matmul is emulated and about 14x slower than fp32; with them it is about 2x faster.
+    Without them (most CPUs before 2020) a bf16 matmul is emulated and about 14x slower
+    than fp32.
     """
-    try:
-        with open("/proc/cpuinfo") as handle:
-            flags = handle.read()
-    except OSError:
-        return False
+    flags = _cpu_flags()
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
+def cpu_has_amx_bf16() -> bool:
+    """True when the CPU has AMX tiles for bf16 (``amx_bf16``), where bf16 beats fp32.
+
+    Measured with ``bench/optim_step.py --threads 1 --cpu-only``: with AMX (Intel Xeon,
+    2026-12-02) bf16 Newton-Schulz is about 2.1x faster than fp32; with ``avx512_bf16``
+    alone (the Intel Xeon of issue 33) fp32 is the faster one (14.1 vs 20.8 ms a step).
+    """
+    return "amx_bf16" in _cpu_flags()
+
+
 def default_polar_dtype(G: Tensor) -> torch.dtype:
-    """bf16 on CUDA and on CPUs with native bf16; otherwise ``G.dtype``, at least float32.
+    """The faster precision that keeps accuracy: bf16 on CUDA and on CPUs with AMX;
+    otherwise ``G.dtype``, at least float32 (``ns_dtype`` overrides either).
 
     A float64 input is kept in float64 (exactness tests ask for it).
     """
     if G.is_cuda:
         return torch.bfloat16
-    if G.dtype != torch.float64 and cpu_has_native_bf16():
+    if G.dtype != torch.float64 and cpu_has_amx_bf16():
         return torch.bfloat16
     return torch.promote_types(G.dtype, torch.float32)
 

@@ -78,8 +78,6 @@ class LargeKernelConfig:
             raise ValueError(f"timing.kernels={t.kernels}: odd sizes only")
         if any(w < 1 for w in t.windows) or not t.windows:
             raise ValueError(f"timing.windows={t.windows}: at least one window >= 1")
-        if t.device == "cuda" and not torch.cuda.is_available():
-            raise ValueError("timing.device=cuda but torch sees no CUDA device")
 
 
 def shape_of(config: LargeKernelConfig) -> tuple[int, int, int, int]:
@@ -96,6 +94,8 @@ def shape_of(config: LargeKernelConfig) -> tuple[int, int, int, int]:
 # ----------------------------------------------------------------------------- loop
 def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
     t = config.timing
+    if t.device == "cuda" and not torch.cuda.is_available():  # checked on the trial's node
+        raise RuntimeError("timing.device=cuda but torch sees no CUDA device on this node")
     torch.set_num_threads(t.threads)
     shape, dtype = shape_of(config), getattr(torch, t.dtype)
     windows = tuple(w for w in t.windows if w <= 2 * shape[2])
