@@ -134,8 +134,9 @@ def claims_html(claims: Sequence[Claim]) -> str:
 
 
 def escape_md(text: str) -> str:
-    """Text for a Markdown table cell (its pipes escaped)."""
-    return text.replace("|", "\\|")
+    """Text for a Markdown table cell: pipes escaped, and ``[a - b](T=1)`` kept from
+    reading as a link."""
+    return text.replace("|", "\\|").replace("](", "]\\(")
 
 
 # ---------------------------------------------------------------- tables

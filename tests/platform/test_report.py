@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from raystudy import Analysis, Claim, Metric, Study, Table
-from raystudy.platform import report
+from raystudy.platform import render, report
 
 
 @dataclass
@@ -201,3 +201,7 @@ def test_report_html_renders_in_a_real_browser(written, tmp_path):
         assert errors == []
     finally:
         driver.quit()
+
+
+def test_a_markdown_cell_keeps_pipes_and_bracketed_effects_literal() -> None:
+    assert render.escape_md("[a - b](T=1) | c") == "[a - b]\\(T=1) \\| c"

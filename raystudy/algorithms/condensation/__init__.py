@@ -1,17 +1,17 @@
 """GADC subset selection (Cui et al., ICML 2026): partial OT, selection, metrics."""
 
-from raystudy.algorithms.condensation.metrics import (
+from .metrics import (
     frechet_distance,
     mmd2_unbiased,
     precision_recall_knn,
 )
-from raystudy.algorithms.condensation.partial_ot import (
+from .partial_ot import (
     gadc_shipped_cost,
     partial_lp,
     partial_ot,
     row_error,
 )
-from raystudy.algorithms.condensation.select import (
+from .select import (
     METHODS,
     SelectionObjective,
     brute_force,

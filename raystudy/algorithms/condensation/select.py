@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 import torch
 
-from raystudy.algorithms.condensation.partial_ot import gadc_shipped_cost, partial_ot
+from .partial_ot import gadc_shipped_cost, partial_ot
 
 
 def sqdist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:

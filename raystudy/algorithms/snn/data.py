@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from raystudy.algorithms.plasticity.data import (
+from ..plasticity.data import (
     DataFormatError,
     DataMissingError,
     cifar,
