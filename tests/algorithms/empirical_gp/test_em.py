@@ -81,7 +81,7 @@ def test_one_dataset_and_one_iteration_gives_the_closed_form_gp_posterior():
     mean_module = gpytorch.means.ConstantMean().to(DT)
     mean_module.constant = 0.3
     prior = em_fit([(torch.tensor(x), torch.tensor(y))], Z, kernel, mean_module, noise=s2,
-                   iterations=1)
+                   iterations=1, matmul_dtype=DT)  # exact: float64 products
     k = 1.3 * 1.0
     mean, cov = closed_form_gp(k * matern52(x, x, 0.25), k * matern52(x, z, 0.25),
                                k * matern52(z, z, 0.25), 0.3, 0.3, y, s2)
@@ -123,7 +123,8 @@ def test_em_fit_equals_em_written_as_a_loop():
     Z = grid(8)
     data = check_datasets(gp_datasets(25, seed=5), Z)
     kernel = matern(0.2)
-    fitted = em_fit(data, Z, kernel, noise=0.01, iterations=4, learn_noise=True)
+    fitted = em_fit(data, Z, kernel, noise=0.01, iterations=4, learn_noise=True,
+                    matmul_dtype=DT)
     basis = ShiftBasis(Z, kernel)
     mu, Sigma, s2 = basis.m_Z.clone(), kernel(Z, Z).to_dense().detach(), 0.01
     N = sum(len(y) for _, y in data)
@@ -147,9 +148,10 @@ def test_map_fn_shards_give_the_same_fit():
         calls.append(len(items))
         return [fn(item) for item in items]
 
-    one = em_fit(data, Z, matern(0.1), noise=0.01, iterations=3, learn_noise=True)
+    one = em_fit(data, Z, matern(0.1), noise=0.01, iterations=3, learn_noise=True,
+                 matmul_dtype=DT)
     sharded = em_fit(data, Z, matern(0.1), noise=0.01, iterations=3, learn_noise=True,
-                     map_fn=map_fn, shards=3)
+                     map_fn=map_fn, shards=3, matmul_dtype=DT)
     assert calls == [3] * 4  # one E-step before the first M-step and one after each
     np.testing.assert_allclose(sharded.covariance, one.covariance, atol=1e-10)
     np.testing.assert_allclose(sharded.mean, one.mean, atol=1e-10)
