@@ -164,27 +164,28 @@ class HybridSteepestDescent(Optimizer):
             Ms = [self.state[p]["M"] for p in ps]
             Ps = polar_factors([as_matrix(M) for M in Ms], method=group["polar_method"],
                                steps=group["ns_steps"], dtype=group["ns_dtype"])
-            for p, M, P in zip(ps, Ms, Ps, strict=True):
-                out[p] = P.view_as(M)
+            for p, M, P in zip(ps, Ms, Ps, strict=True):                # in M's dtype: the
+                out[p] = P.view_as(M).to(M.dtype)                       # update stays fused
 
-    def _active_lists(self, group: dict) -> tuple[list[Tensor], list[Tensor]]:
-        """The parameters of ``group`` with a gradient, and those gradients."""
-        ps = [p for p in group["params"] if p.grad is not None]
-        return ps, [p.grad for p in ps]
+    def _active_groups(self) -> list[tuple[dict, list[Tensor], list[Tensor], list[dict]]]:
+        """Each group with its parameters that have a gradient, the gradients and the
+        parameters' states (groups without any are left out); built once per step."""
+        active = []
+        for group in self.param_groups:
+            ps = [p for p in group["params"] if p.grad is not None]
+            if ps:
+                active.append((group, ps, [p.grad for p in ps], [self.state[p] for p in ps]))
+        return active
 
-    def _update_moments(self) -> float:
+    def _update_moments(self, active: list) -> float:
         """Update M, m, v from ``p.grad`` (fused per group); return ``<x, g>`` when the
         loss is used."""
         xs, gs_all = [], []
-        for group in self.param_groups:
+        for group, ps, gs, states in active:
             mu, (beta1, beta2) = group["momentum"], group["betas"]
-            ps, gs = self._active_lists(group)
-            if not ps:
-                continue
             if self.uses_loss:
                 xs += ps
                 gs_all += gs
-            states = [self.state[p] for p in ps]
             if group["matrix"]:
                 for state, g in zip(states, gs, strict=True):
                     if "M" not in state:
@@ -199,22 +200,18 @@ class HybridSteepestDescent(Optimizer):
                                      1 - beta2)
         return float(inner_sum(xs, gs_all)) if self.uses_loss else 0.0
 
-    def _active(self, matrix: bool):
-        for group in self.param_groups:
-            if group["matrix"] == matrix:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        yield group, p, self.state[p]
-
-    def _nuclear_norms(self, fresh: dict[Tensor, Tensor]) -> float:
+    def _nuclear_norms(self, active: list, fresh: dict[Tensor, Tensor]) -> float:
         """``A_0``; polar factors computed here are stored in ``fresh`` for the update."""
         stale = []
         todo = []
-        for group, p, state in self._active(matrix=True):
-            if self.defaults["stale_nuclear_norm"] and "nuclear_norm" in state:
-                stale.append(state["nuclear_norm"])
-            else:
-                todo.append((group, p))
+        for group, ps, _, states in active:
+            if not group["matrix"]:
+                continue
+            for p, state in zip(ps, states, strict=True):
+                if self.defaults["stale_nuclear_norm"] and "nuclear_norm" in state:
+                    stale.append(state["nuclear_norm"])
+                else:
+                    todo.append((group, p))
         self._polars(todo, fresh)
         A0 = inner_sum([self.state[p]["M"] for _, p in todo], [fresh[p] for _, p in todo])
         if stale:
@@ -227,15 +224,12 @@ class HybridSteepestDescent(Optimizer):
         torch._foreach_add_(D, group["eps"])
         return D
 
-    def _adam_terms(self, D: dict[int, list[Tensor]]) -> tuple[float, float]:
+    def _adam_terms(self, active: list, D: dict[int, list[Tensor]]) -> tuple[float, float]:
         """``(B^2, <x, m>)`` over all parameters (``<x, m>`` only when the loss is used);
         fills ``D[id(group)]`` with the vector groups' denominators for the update."""
         ms, scaled, xs, moms = [], [], [], []
-        for group in self.param_groups:
-            ps, _ = self._active_lists(group)
-            if not ps:
-                continue
-            first = [self.state[p]["M" if group["matrix"] else "m"] for p in ps]
+        for group, ps, _, states in active:
+            first = [state["M" if group["matrix"] else "m"] for state in states]
             if self.uses_loss:
                 xs += ps
                 moms += first
@@ -270,38 +264,37 @@ class HybridSteepestDescent(Optimizer):
         elif closure is not None:
             with torch.enable_grad():
                 loss = closure()
-        x_dot_g = self._update_moments()
+        active = self._active_groups()
+        x_dot_g = self._update_moments(active)
         rho = self.defaults["rho"]
         fresh: dict[Tensor, Tensor] = {}
         need_A0 = self.hybrid_norm or self.uses_loss
-        A0 = self._nuclear_norms(fresh) if need_A0 else 0.0
+        A0 = self._nuclear_norms(active, fresh) if need_A0 else 0.0
         c = rho * A0 if self.hybrid_norm else rho
         ratio = float("inf")
         D: dict[int, list[Tensor]] = {}
         if self.uses_loss:
-            B_sq, x_dot_m = self._adam_terms(D)
+            B_sq, x_dot_m = self._adam_terms(active, D)
             ratio = self._momo_ratio(f, x_dot_g, x_dot_m, c * A0 + B_sq)
         keep_norms = need_A0 and self.defaults["stale_nuclear_norm"]
-        self._polars([(group, p) for group, p, _ in self._active(matrix=True)
-                      if p not in fresh], fresh)                   # all polar factors at once
+        self._polars([(group, p) for group, ps, _, _ in active if group["matrix"]
+                      for p in ps if p not in fresh], fresh)       # all polar factors at once
         for group in self.param_groups:
+            if self.uses_loss:
+                self.state["momo"]["t"] = min(group["lr"], ratio)
+        for group, ps, _, states in active:
             lr, wd = group["lr"], group["weight_decay"]
             t = min(lr, ratio)
-            if self.uses_loss:
-                self.state["momo"]["t"] = t
-            ps, _ = self._active_lists(group)
-            if not ps:
-                continue
             if wd != 0.0:
                 torch._foreach_mul_(ps, 1 - lr * wd)
             if group["matrix"]:
                 Ps = [fresh.pop(p) for p in ps]
                 if keep_norms:
-                    for p, P in zip(ps, Ps, strict=True):
-                        self.state[p]["nuclear_norm"] = inner(self.state[p]["M"], P)
+                    for state, P in zip(states, Ps, strict=True):
+                        state["nuclear_norm"] = inner(state["M"], P)
                 torch._foreach_add_(ps, Ps, alpha=-t * c)           # W -= t c polar(M)
             else:
                 denominators = D.get(id(group)) or self._denominators(group, ps)
-                torch._foreach_addcdiv_(ps, [self.state[p]["m"] for p in ps], denominators,
+                torch._foreach_addcdiv_(ps, [state["m"] for state in states], denominators,
                                         value=-t)                   # w -= t m / D
         return loss
