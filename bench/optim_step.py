@@ -129,7 +129,22 @@ def measure(device: str, args: argparse.Namespace) -> dict[str, float]:
     for _ in range(args.reps):
         for name, opt in runs.items():
             times[name].append(step(opt))
+    if args.profile:
+        profile_steps(args.profile, runs, step)
     return {name: statistics.median(ts) for name, ts in times.items()}
+
+
+def profile_steps(names: list[str], runs: dict[str, torch.optim.Optimizer],
+                  step: Callable[[torch.optim.Optimizer], float], steps: int = 5) -> None:
+    """Print torch.profiler's operator table (self CPU time) of ``steps`` steps of each
+    named optimizer: where a step's time goes."""
+    from torch.profiler import ProfilerActivity, profile
+    for name in names:
+        with profile(activities=[ProfilerActivity.CPU]) as prof:
+            for _ in range(steps):
+                step(runs[name])
+        print(f"\n## profile: {name}, {steps} steps (self CPU time per operator)\n")
+        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 
 
 def report(device: str, medians: dict[str, float], args: argparse.Namespace) -> bool:
@@ -192,6 +207,9 @@ def main() -> None:
                         help="CPU rows: wall time, or the process's CPU time (with one "
                              "thread, the step's own work: steadier when other jobs load "
                              "the cores)")
+    parser.add_argument("--profile", action="append", default=[], choices=list(FACTORIES),
+                        metavar="NAME", help="also print the operator profile of NAME's step "
+                        "(repeatable; one of the table's rows)")
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
