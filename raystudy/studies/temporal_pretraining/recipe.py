@@ -26,7 +26,7 @@ import functools
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
 import torch
@@ -34,12 +34,12 @@ import torch.nn.functional as F
 
 from raystudy import (
     DataError,
-    Fraction,
     Metric,
     MissingDataError,
     NonNegativeInt,
     PositiveFloat,
     PositiveInt,
+    Range,
     Study,
     TrialContext,
 )
@@ -71,6 +71,9 @@ from raystudy.algorithms.text import text_bytes
 from raystudy.studies.temporal_pretraining.analysis import analyze
 from raystudy.studies.temporal_pretraining.make_data import DATA_COMMANDS
 
+Share = Annotated[float, Range(ge=0, le=1)]
+"""A share or probability in [0, 1] (0 and 1 allowed)."""
+
 
 # ----------------------------------------------------------------------------- config
 @dataclass
@@ -85,7 +88,7 @@ class WorldConfig:
     """T: yearly snapshots (>= 3)."""
     values: PositiveInt = 12
     """V: value names per relation."""
-    p_change: Fraction = 0.6
+    p_change: Share = 0.6
     """Probability that a fact's value changes from one year to the next."""
     zipf: float = 0.0
     """Popularity exponent of entity mentions (0: uniform)."""
@@ -101,15 +104,15 @@ class DataConfig:
     """A local KairosQA .jsonl, scored with the kairos prompts at every boundary ('' none)."""
     k_shot: NonNegativeInt = 5
     """kairosqa: shots per year (the kairos default 5)."""
-    fact_share: Fraction = 0.6
+    fact_share: Share = 0.6
     """Share of statements about time-varying facts."""
-    hist_share: Fraction = 0.2
+    hist_share: Share = 0.2
     """Share of those that restate an earlier year (the "factual repetition" knob)."""
-    dated_share: Fraction = 0.7
+    dated_share: Share = 0.7
     """Share of current statements that carry the year."""
-    decay: Fraction = 0.7
+    decay: Share = 0.7
     """Weight decay^(t - s) of a historical statement about year s in snapshot t."""
-    invariant_share: Fraction = 0.15
+    invariant_share: Share = 0.15
     """Share of time-invariant statements ("Kelvor is in Ostra.")."""
     filler_bytes: PositiveInt = 400_000
     """Bytes of general text (Python's stdlib sources) behind the filler."""
@@ -143,7 +146,7 @@ class TrainConfig:
     """AdamW decoupled weight decay."""
     warmup: NonNegativeInt = 50
     """Linear warmup steps."""
-    cooldown: Fraction = 0.1
+    cooldown: Share = 0.1
     """Final share of steps with a linear cooldown to 0 (WSD, the same for all schedules)."""
     seed: int = 0
     """Seed of the world, the snapshots, the row order and the init (paired over)."""
