@@ -157,7 +157,7 @@ def figure(runs: Runs, h: float, figures_dir: Path) -> list[tuple[str, Path]]:
         ax.axhline(float(evals[-1]["eval/chance"]), color="grey", lw=0.8, ls=":")
         ax.set(title=f"{k[0]} (hist_share {k[1]:g})", xlabel="trained through year",
                ylabel="dated cloze accuracy")
-    axes[0].legend(title="question year", fontsize=7)
+    axes[0].legend(title="question year", fontsize=6, title_fontsize=7, ncol=2, loc="upper left")
     path = figures_dir / "per_year_accuracy.png"
     fig.savefig(path, dpi=110)
     return [("Per-year accuracy over training (mean over seeds)", path)]
