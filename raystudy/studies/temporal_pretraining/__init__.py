@@ -1,0 +1,22 @@
+"""Chronological vs shuffled pretraining data and time-sensitive knowledge (ICML 2026).
+
+The study package: ``recipe.py`` (config, data, the training loop, ``STUDY``),
+``analysis.py`` (tables, figures, claims), ``make_data.py`` (``raystudy data
+make-temporal-world``), and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first access.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from raystudy.studies.temporal_pretraining.make_data import DATA_COMMANDS
+
+__all__ = ["DATA_COMMANDS", "STUDY"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STUDY":
+        from raystudy.studies.temporal_pretraining.recipe import STUDY
+
+        return STUDY
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
