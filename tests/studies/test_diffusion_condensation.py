@@ -45,7 +45,7 @@ def test_loop_reports_subset_once_and_samples_each_evaluation():
     assert np.isfinite(last["eval/mmd2"]) and last["eval/fd"] >= 0
 
 
-@pytest.mark.parametrize("method", ["random", "kcenter", "d2c_style", "balanced_ot"])
+@pytest.mark.parametrize("method", ["random", "kcenter", "d2c_style", "herding"])
 def test_methods_share_the_diffusion_seed_and_resume(method):
     full = run(config(method=method))
     part = run(config(method=method, steps=20))
