@@ -180,7 +180,7 @@ def test_installed_study_sweeps_resumes_after_ctrl_c_and_reports(site: Path,
     env = _env(site)
     args = ["sweep", "quadratic", "--address", "local", "--storage", str(tmp_path), "--name",
             "q", "--space", _small_space(tmp_path), "--max-concurrent", "1",
-            "--set", "steps=16000", "--set", "eval_every=1600"]
+            "--set", "steps=8000", "--set", "eval_every=800"]
     run_dir = tmp_path / "q"
     driver = subprocess.Popen([str(BIN / "raystudy"), *args], env=env, text=True,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
@@ -202,7 +202,7 @@ def test_installed_study_sweeps_resumes_after_ctrl_c_and_reports(site: Path,
     assert len(histories) == 4 and counts["finished"] == 4, counts
     for history in histories.values():  # every trial to the end, no step reported twice
         steps = [int(r["train/step"]) for r in history]
-        assert steps == list(range(1600, 16001, 1600)), steps
+        assert steps == list(range(800, 8001, 800)), steps
     assert set(summary["analysis"]["best_loss"]) == {"sgd", "adam"}
     assert (run_dir / "figures" / "loss_vs_lr.png").stat().st_size > 1000
     assert "Final loss" in (run_dir / "report.md").read_text()

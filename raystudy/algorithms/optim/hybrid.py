@@ -279,9 +279,8 @@ class HybridSteepestDescent(Optimizer):
         keep_norms = need_A0 and self.defaults["stale_nuclear_norm"]
         self._polars([(group, p) for group, ps, _, _ in active if group["matrix"]
                       for p in ps if p not in fresh], fresh)       # all polar factors at once
-        for group in self.param_groups:
-            if self.uses_loss:
-                self.state["momo"]["t"] = min(group["lr"], ratio)
+        if self.uses_loss:  # the Momo step t = min(lr, ratio) of the first group, for logs
+            self.state["momo"]["t"] = min(self.param_groups[0]["lr"], ratio)
         for group, ps, _, states in active:
             lr, wd = group["lr"], group["weight_decay"]
             t = min(lr, ratio)

@@ -48,4 +48,4 @@ def test_momo_needs_loss(net):
     with pytest.raises(ValueError, match="needs the loss"):
         opt.step()
     opt.step(closure=lambda: loss_and_grads(net, 0))
-    assert opt.state["momo"]["t"] > 0
+    assert 0 < opt.state["momo"]["t"] <= opt.param_groups[0]["lr"]  # t = min(lr, ratio)
