@@ -69,6 +69,15 @@ def test_bayes_classifier_is_normalised_and_accurate():
 def test_bad_config_is_one_line():
     with pytest.raises(ConfigError, match="kappa"):
         config(kappa=0.5)
+    with pytest.raises(ConfigError, match="per_class"):
+        config(per_class=30)
+
+
+def test_greedy_and_swap_trace_and_exact_solver():
+    pytest.importorskip("ot")
+    first = run(config(method="gadc", ot_solver="exact")).reports[0]
+    assert first["select/J_swapped"] <= first["select/J_greedy"] + 1e-12
+    assert first["select/row_err"] < 1e-6
 
 
 def test_in_process_run_has_the_claims(tmp_path):
@@ -76,4 +85,6 @@ def test_in_process_run_has_the_claims(tmp_path):
                  *[a for k, v in TINY.items() for a in ("--set", f"{k}={v}")]]) == 0
     run_dir = next(p for p in tmp_path.iterdir() if p.is_dir())
     text = json.dumps(json.loads((run_dir / "summary.json").read_text()))
-    assert "G1 fidelity" in text and "G5" in text
+    assert "G1 fidelity" in text and "G4 swaps" in text and "G5" in text
+    assert {"subsets_seed0.png", "samples_seed0.png"} <= {
+        p.name for p in (run_dir / "figures").iterdir()}

@@ -15,6 +15,7 @@ from .partial_ot import (
     gadc_shipped_cost,
     partial_lp,
     partial_ot,
+    partial_ot_exact,
     row_error,
 )
 from .select import (
@@ -24,13 +25,14 @@ from .select import (
     greedy_select,
     herding,
     kcenter_greedy,
+    select_class,
     select_subset,
     swap_refine,
 )
 
 __all__ = ["METHODS", "Denoiser", "GaussianDiffusion", "SelectionObjective", "brute_force",
-           "class_accuracy", "frechet_distance", "gaussian_eps_fn", "median_bandwidth",
-           "model_eps_fn", "sliced_wasserstein", "tail_recall",
-           "gadc_shipped_cost", "greedy_select", "herding", "kcenter_greedy",
-           "mmd2_unbiased", "partial_lp", "partial_ot", "precision_recall_knn", "row_error",
-           "select_subset", "swap_refine"]
+           "class_accuracy", "frechet_distance", "gadc_shipped_cost", "gaussian_eps_fn",
+           "greedy_select", "herding", "kcenter_greedy", "median_bandwidth", "mmd2_unbiased",
+           "model_eps_fn", "partial_lp", "partial_ot", "partial_ot_exact",
+           "precision_recall_knn", "row_error", "select_class", "select_subset",
+           "sliced_wasserstein", "swap_refine", "tail_recall"]

@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 import torch
 
-from .partial_ot import gadc_shipped_cost, partial_ot
+from .partial_ot import gadc_shipped_cost, partial_ot, partial_ot_exact
 
 
 def sqdist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -24,7 +24,8 @@ def sqdist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
 
 @dataclass(frozen=True)
 class SelectionObjective:
-    """kappa, eps = eps_rel * median(D); solver 'converged' | 'shipped' (T = n_iter)."""
+    """kappa, eps = eps_rel * median(D); solver 'converged' (entropic, to convergence) |
+    'shipped' (the authors' n_iter iterations) | 'exact' (POT's LP, eps unused)."""
 
     kappa: float = 1.05
     eps_rel: float = 0.05
@@ -40,12 +41,16 @@ class SelectionObjective:
         """X ``(n, d)`` class features, D ``(n, n)``, sets ``(B, K)`` -> each term ``(B,)``."""
         eps = self.eps_rel * float(np.median(D))
         C = torch.as_tensor(D[sets])
+        K = sets.shape[1]
         if self.solver == "shipped":
             ot, plan = gadc_shipped_cost(C, self.kappa, eps, self.n_iter)
+        elif self.solver == "exact":
+            solved = [partial_ot_exact(c, self.kappa) for c in C.numpy()]
+            ot = torch.tensor([value for value, _ in solved])
+            plan = torch.as_tensor(np.stack([p for _, p in solved]))
         else:
-            ot, plan = partial_ot(C, self.kappa, eps, None, tol=1e-6)
+            ot, plan = partial_ot(C, self.kappa, eps, None, tol=1e-9)
         S = X[sets]
-        K = sets.shape[1]
         var_S = S.var(1, ddof=1) if K > 1 else np.zeros((len(sets), X.shape[1]))
         moment = (self.mean_factor * ((S.mean(1) - X.mean(0)) ** 2).sum(-1)
                   + ((np.sqrt(var_S) - np.sqrt(X.var(0, ddof=1))) ** 2).sum(-1))
@@ -128,38 +133,51 @@ METHODS = ("random", "kcenter", "herding", "d2c_style", "balanced_ot", "partial_
            "gadc_shipped")
 
 
+def select_class(X: np.ndarray, K: int, method: str, rng: np.random.Generator,
+                 scores: np.ndarray | None = None, ce: np.ndarray | None = None,
+                 eps_rel: float = 0.05, kappa: float = 1.05, ce_weight: float = 1.0,
+                 refine_iters: int = 10, solver: str = "converged"
+                 ) -> tuple[list[int], dict[str, float]]:
+    """One class's subset (indices into X ``(n, d)``) and, for the OT methods, the trace of
+    its two stages: J after greedy, J after the swaps, the swap rounds taken."""
+    if method not in METHODS:
+        raise ValueError(f"method={method!r}: one of {', '.join(METHODS)}")
+    if K > len(X):
+        raise ValueError(f"a class has {len(X)} points < per_class={K}")
+    if method == "random":
+        return [int(i) for i in rng.choice(len(X), K, replace=False)], {}
+    if method == "kcenter":
+        return kcenter_greedy(X, K), {}
+    if method == "herding":
+        return herding(X, K), {}
+    if method == "d2c_style":
+        return d2c_style(scores if scores is not None else ((X - X.mean(0)) ** 2).sum(1), K), {}
+    obj = SelectionObjective(
+        kappa=1.0 if method == "balanced_ot" else kappa, eps_rel=eps_rel,
+        solver="shipped" if method == "gadc_shipped" else solver,
+        moment_weight=1.0 if method.startswith("gadc") else 0.0,
+        ce_weight=ce_weight if method.startswith("gadc") else 0.0)
+    D = sqdist(X, X)
+    greedy = greedy_select(X, D, K, obj, ce)
+    S, rounds = swap_refine(X, D, greedy, obj, ce, max_iter=refine_iters)
+    trace = {"J_greedy": float(obj.J(X, D, np.array(greedy), ce)[0]),
+             "J_swapped": float(obj.J(X, D, np.array(S), ce)[0]), "swap_rounds": float(rounds)}
+    return S, trace
+
+
 def select_subset(features: np.ndarray, labels: np.ndarray, per_class: int, method: str,
                   seed: int = 0, scores: np.ndarray | None = None,
                   ce: np.ndarray | None = None, eps_rel: float = 0.05, kappa: float = 1.05,
-                  ce_weight: float = 1.0, refine_iters: int = 10) -> np.ndarray:
+                  ce_weight: float = 1.0, refine_iters: int = 10,
+                  solver: str = "converged") -> np.ndarray:
     """Indices (per_class per class, class by class) of ``features`` ``(N, d)``."""
-    if method not in METHODS:
-        raise ValueError(f"method={method!r}: one of {', '.join(METHODS)}")
     rng = np.random.default_rng(seed)
     out = []
     for c in np.unique(labels):
         idx = np.flatnonzero(labels == c)
-        X = features[idx]
-        if per_class > len(idx):
-            raise ValueError(f"class {c} has {len(idx)} points < per_class={per_class}")
-        if method == "random":
-            local = list(rng.choice(len(idx), per_class, replace=False))
-        elif method == "kcenter":
-            local = kcenter_greedy(X, per_class)
-        elif method == "herding":
-            local = herding(X, per_class)
-        elif method == "d2c_style":
-            s = scores[idx] if scores is not None else ((X - X.mean(0)) ** 2).sum(1)
-            local = d2c_style(s, per_class)
-        else:
-            obj = SelectionObjective(
-                kappa=1.0 if method == "balanced_ot" else kappa, eps_rel=eps_rel,
-                solver="shipped" if method == "gadc_shipped" else "converged",
-                moment_weight=1.0 if method.startswith("gadc") else 0.0,
-                ce_weight=ce_weight if method.startswith("gadc") else 0.0)
-            D = sqdist(X, X)
-            cc = ce[idx] if ce is not None else None
-            local = greedy_select(X, D, per_class, obj, cc)
-            local, _ = swap_refine(X, D, local, obj, cc, max_iter=refine_iters)
+        local, _ = select_class(features[idx], per_class, method, rng,
+                                scores[idx] if scores is not None else None,
+                                ce[idx] if ce is not None else None, eps_rel, kappa,
+                                ce_weight, refine_iters, solver)
         out.extend(int(idx[i]) for i in local)
     return np.array(out, dtype=np.int64)

@@ -5,6 +5,8 @@ subsets, and the claims, paired over seeds (the unit), Holm within each family:
 * G1b: the same four pairs on precision and recall, ``greater``;
 * G2: partial_ot - balanced_ot on eval/mmd2 (unmatched mass), ``less``;
 * G3: gadc - partial_ot on eval/mmd2 (the regularisers), ``less``;
+* G4: the swaps: select/J_swapped - select/J_greedy of gadc and of partial_ot, ``less``
+  (each method's own objective, the same trial);
 * G5 (diagnostic): gadc_shipped - gadc on eval/mmd2 and subset/tail_share, two-sided
   (read as "less" and "greater" in one Holm family).
 
@@ -19,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import torch
 from matplotlib.figure import Figure
 
 from raystudy import Analysis, Claim, RunResults, Table, claims
@@ -27,7 +30,8 @@ from raystudy.algorithms import stats
 BASELINES = ("random", "kcenter", "herding", "d2c_style")
 SHOWN = ("eval/mmd2", "eval/fd", "eval/swd", "eval/precision", "eval/recall",
          "eval/tail_recall", "eval/class_acc", "subset/mmd2", "subset/recall",
-         "subset/tail_share", "select/J", "select/row_err")
+         "subset/tail_share", "select/J", "select/J_greedy", "select/J_swapped",
+         "select/row_err", "select/seconds")
 
 
 def collect(results: RunResults) -> dict[tuple[int, str], dict[int, dict[str, float]]]:
@@ -68,6 +72,107 @@ def fam(runs: Any, ipc: int, label: str, pairs: list[tuple[str, str, str, str]],
     return [*(claims.holm_family(tests, name) if tests else []), *missing]
 
 
+def solver_note(results: RunResults) -> str:
+    used = sorted({str(t.config.get("ot_solver", "converged")) for t in results.trials})
+    text = {"converged": "the entropic partial OT at eps = eps_rel x the class's median "
+                         "squared distance, solved to a row error < 1e-9 (Newton on the "
+                         "semi-dual; ot_solver=converged)",
+            "exact": "POT's exact partial-OT LP (ot_solver=exact)"}
+    return " and ".join(text.get(u, u) for u in used)
+
+
+def swap_family(runs: Any, ipc: int) -> list[Claim]:
+    """G4: greedy + swaps lower the objective, J after the swaps - J after greedy."""
+    tests, missing = [], []
+    for meth in ("gadc", "partial_ot"):
+        statement = f"G4 swaps: {meth}'s swaps lower its objective J at {ipc}/class"
+        effect = "select/J: swapped - greedy"
+        by_seed = runs.get((ipc, meth), {})
+        seeds = sorted(s for s, r in by_seed.items() if "select/J_greedy" in r)
+        if seeds:
+            tests.append(claims.Test(statement, effect, stats.paired_comparison(
+                [by_seed[s]["select/J_swapped"] for s in seeds],
+                [by_seed[s]["select/J_greedy"] for s in seeds]), "less"))
+        else:
+            missing.append(claims.missing_claim(statement, "paired over seeds", effect,
+                                                f"{meth} not run at {ipc}/class"))
+    return [*(claims.holm_family(tests, "2 tests") if tests else []), *missing]
+
+
+def last_state(trial: Any) -> dict[str, Any] | None:
+    """The trial's last checkpoint (the subset and the trained denoiser), where local."""
+    if trial.logdir is None:
+        return None
+    files = sorted(Path(trial.logdir).glob("checkpoint_*/state.pt"))
+    return torch.load(files[-1], weights_only=False) if files else None
+
+
+def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[str, Path]]:
+    """Per method, one seed's selected points and its model's samples, on the pool's first
+    two principal axes (the held-out data in grey)."""
+    from raystudy.studies.diffusion_condensation.recipe import (
+        CondensationConfig,
+        Denoiser,
+        GaussianDiffusion,
+        generate,
+        mixture,
+    )
+
+    cells = {}
+    for t in results.trials:
+        c = t.config
+        if (int(c.get("per_class", -1)) == ipc and float(c.get("kappa", 1.05)) == 1.05
+                and float(c.get("eps_rel", 0.05)) == 0.05):
+            cells.setdefault(int(c["seed"]), {})[str(c["method"])] = t
+    if not cells:
+        return []
+    seed = min(cells, key=lambda s: (-len(cells[s]), s))
+    states = {meth: last_state(t) for meth, t in sorted(cells[seed].items())}
+    states = {k: v for k, v in states.items() if v is not None}
+    if not states:
+        return []
+    any_trial = next(iter(cells[seed].values()))
+    fields = CondensationConfig.__dataclass_fields__
+    cfg = CondensationConfig(**{k: v for k, v in any_trial.config.items() if k in fields})
+    m = mixture(cfg.seed, cfg.classes, cfg.dim, cfg.n_train, cfg.n_test)
+    centre = m.x_train.mean(0)
+    axes_2d = np.linalg.svd(m.x_train - centre, full_matrices=False)[2][:2].T
+    def project(x: np.ndarray) -> np.ndarray:
+        return (x - centre) @ axes_2d
+
+    ref = project(m.x_test)
+    out = []
+    for kind in ("subsets", "samples"):
+        fig = Figure(figsize=(2.4 * min(4, len(states)), 2.4 * -(-len(states) // 4)),
+                     layout="constrained")
+        grid = fig.subplots(-(-len(states) // 4), min(4, len(states)), squeeze=False,
+                            sharex=True, sharey=True)
+        for ax in grid.flat[len(states):]:
+            ax.set_axis_off()
+        for ax, (meth, st) in zip(grid.flat, states.items(), strict=False):
+            ax.scatter(*ref.T, s=1, c="0.85", rasterized=True)
+            if kind == "subsets":
+                pts, labels = project(m.x_train[st["chosen"]]), m.y_train[st["chosen"]]
+                ax.scatter(*pts.T, s=14, c=labels, cmap="tab10", vmin=0, vmax=9,
+                           edgecolors="k", linewidths=0.4)
+            else:
+                model = Denoiser(cfg.dim, cfg.classes, cfg.hidden)
+                model.load_state_dict(st["model"])
+                x, y = generate(model, GaussianDiffusion(1000), cfg)
+                keep = np.random.default_rng(0).choice(len(x), min(len(x), 600), replace=False)
+                ax.scatter(*project(x[keep]).T, s=2, c=y[keep], cmap="tab10", vmin=0, vmax=9)
+            ax.set_title(meth, fontsize=8)
+            ax.tick_params(labelsize=6)
+        fig.suptitle(f"{kind}, seed {seed}, {ipc}/class\n(pool's 2 principal axes; grey: "
+                     "held-out)", fontsize=8)
+        path = figures_dir / f"{kind}_seed{seed}.png"
+        fig.savefig(path, dpi=110)
+        out.append((f"Selected points per method (seed {seed})" if kind == "subsets" else
+                    f"Samples of the diffusion model trained on each subset (seed {seed})",
+                    path))
+    return out
+
+
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     runs = collect(results)
     if not runs:
@@ -89,6 +194,7 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
                 [("partial_ot", "balanced_ot", "eval/mmd2", "less")], "1 test")
     rows += fam(runs, ipc, "G3 regularisers", [("gadc", "partial_ot", "eval/mmd2", "less")],
                 "1 test")
+    rows += swap_family(runs, ipc)
     rows += fam(runs, ipc, "G5 shipped vs converged solver (diagnostic)",
                 [("gadc_shipped", "gadc", "eval/mmd2", "less"),
                  ("gadc_shipped", "gadc", "subset/tail_share", "greater")], "2 tests")
@@ -112,11 +218,12 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
         tables=[Table("Mean over seeds per budget x method (eval: samples at the last step; "
                       "subset: the raw selected points)", ["per_class", "method", "seeds",
                                                            *SHOWN], table_rows)],
-        figures=[("Sample MMD^2 per method", figures_dir / "mmd2_by_method.png")],
+        figures=[("Sample MMD^2 per method", figures_dir / "mmd2_by_method.png"),
+                 *plot_seed(results, ipc, figures_dir)],
         claims=rows,
         summary={"mmd2": {f"{k}/{m}": float(np.mean([r["eval/mmd2"] for r in v.values()]))
                           for (k, m), v in runs.items()}},
-        notes=["solver: converged log-domain Sinkhorn (row error < 1e-6) at eps = 0.05 x "
-               "median squared distance, except gadc_shipped (the authors' 20 iterations)",
+        notes=[f"solver of the OT methods but gadc_shipped: {solver_note(results)}; "
+               "gadc_shipped: the authors' 20 scaling-domain Sinkhorn iterations as shipped",
                "d2c_style is a reconstruction (D2C's difficulty score is not published): "
                "difficulty = -log p(x | class) under the known mixture"])

@@ -22,7 +22,6 @@ the step count.
 
 from __future__ import annotations
 
-import functools
 import time
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -50,12 +49,18 @@ from raystudy.algorithms.condensation import (
     mmd2_unbiased,
     model_eps_fn,
     precision_recall_knn,
-    select_subset,
+    select_class,
     sliced_wasserstein,
     tail_recall,
 )
 from raystudy.algorithms.condensation.select import sqdist
 from raystudy.studies.diffusion_condensation.analysis import analyze
+from raystudy.studies.diffusion_condensation.data import (
+    Mixture,
+    bayes_log_probs,
+    log_density,
+    mixture,
+)
 
 METHODS = ("random", "kcenter", "herding", "d2c_style", "balanced_ot", "partial_ot", "gadc",
            "gadc_shipped", "full")
@@ -74,6 +79,8 @@ class CondensationConfig:
     """Sinkhorn temperature relative to the class's median squared distance."""
     n_iter: PositiveInt = 20
     """gadc_shipped: Sinkhorn iterations (the authors' 20)."""
+    ot_solver: Literal["converged", "exact"] = "converged"
+    """OT methods but gadc_shipped: converged entropic OT (eps_rel) | exact: POT's LP."""
     ce_scale: NonNegativeFloat = 0.1
     """CE weight in units of the class's median squared distance (raystudy's reading)."""
     refine_iters: NonNegativeInt = 2
@@ -107,82 +114,30 @@ class CondensationConfig:
     threads: PositiveInt = 1
     """torch threads per trial."""
 
-
-# ----------------------------------------------------------------------------- data
-@dataclass
-class Mixture:
-    x_train: np.ndarray  # (C n_train, d)
-    y_train: np.ndarray
-    x_test: np.ndarray
-    y_test: np.ndarray
-    tail_test: np.ndarray  # (C n_test,) bool: drawn from the wide tail
-    means: np.ndarray  # (C, 3, d) mode centres
-    scales: np.ndarray  # (C, 3, d) mode standard deviations
-
-
-WEIGHTS = np.array([0.55, 0.30, 0.10, 0.05])  # three modes and the 5 % tail N(centre, 9 I)
-
-
-@functools.lru_cache(maxsize=4)
-def mixture(seed: int, classes: int, dim: int, n_train: int, n_test: int) -> Mixture:
-    """Class-conditional Gaussian mixtures with known densities (research note §8)."""
-    rng = np.random.default_rng(1000 + seed)
-    means = rng.normal(0, 3.0, size=(classes, 3, dim))
-    scales = rng.uniform(0.3, 1.0, size=(classes, 3, dim))
-
-    def draw(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        xs, ys, tails = [], [], []
-        for c in range(classes):
-            comp = rng.choice(4, n, p=WEIGHTS)
-            centre = means[c].mean(0)
-            x = np.where((comp == 3)[:, None], centre + 3.0 * rng.normal(size=(n, dim)),
-                         means[c][np.minimum(comp, 2)] + scales[c][np.minimum(comp, 2)]
-                         * rng.normal(size=(n, dim)))
-            xs.append(x)
-            ys.append(np.full(n, c))
-            tails.append(comp == 3)
-        return np.concatenate(xs), np.concatenate(ys), np.concatenate(tails)
-    xtr, ytr, _ = draw(n_train)
-    xte, yte, tte = draw(n_test)
-    return Mixture(xtr, ytr, xte, yte, tte, means, scales)
-
-
-def log_density(m: Mixture, x: np.ndarray) -> np.ndarray:
-    """log p(x | c) ``(n, C)`` of the known mixture."""
-    out = []
-    d = x.shape[1]
-    for c in range(len(m.means)):
-        parts = []
-        for k in range(3):
-            s = m.scales[c, k]
-            parts.append(np.log(WEIGHTS[k]) - 0.5 * (((x - m.means[c, k]) / s) ** 2).sum(1)
-                         - np.log(s).sum() - 0.5 * d * np.log(2 * np.pi))
-        z = x - m.means[c].mean(0)
-        parts.append(np.log(WEIGHTS[3]) - 0.5 * (z ** 2).sum(1) / 9 - d * np.log(3.0)
-                     - 0.5 * d * np.log(2 * np.pi))
-        out.append(np.logaddexp.reduce(np.stack(parts), axis=0))
-    return np.stack(out, 1)
-
-
-def bayes_log_probs(m: Mixture, x: np.ndarray) -> np.ndarray:
-    """log p(c | x) ``(n, C)`` under equal class priors: the Bayes classifier."""
-    lp = log_density(m, x)
-    return lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
+    def validate(self) -> None:
+        if self.per_class > self.n_train:
+            raise ValueError(f"per_class ({self.per_class}) must be <= n_train ({self.n_train})")
+        if self.ot_solver == "exact":
+            try:
+                import ot  # noqa: F401
+            except ImportError:
+                raise ValueError("ot_solver=exact needs POT: pip install "
+                                 "'raystudy[condensation]'") from None
 
 
 # ----------------------------------------------------------------------------- selection
-def select_class(args: tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
-                 ) -> np.ndarray:
-    """One class's subset (local indices); ``args`` = (X, ce, d2c score, options)."""
+def select_one(args: tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
+               ) -> tuple[list[int], dict[str, float]]:
+    """One class's subset (local indices) and its greedy/swap trace; ``args`` = (X, ce,
+    D2C score, options)."""
     X, ce, score, o = args
-    y = np.zeros(len(X), dtype=np.int64)
-    return select_subset(X, y, o["per_class"], o["method"], seed=o["seed"], scores=score,
-                         ce=ce, eps_rel=o["eps_rel"], kappa=o["kappa"],
-                         ce_weight=o["ce_weight"], refine_iters=o["refine_iters"])
+    return select_class(X, o["per_class"], o["method"], np.random.default_rng(
+        [o["seed"], o["klass"]]), scores=score, ce=ce, eps_rel=o["eps_rel"], kappa=o["kappa"],
+        ce_weight=o["ce_weight"], refine_iters=o["refine_iters"], solver=o["solver"])
 
 
-def select_chunk(items: list[Any]) -> list[np.ndarray]:
-    return [select_class(a) for a in items]
+def select_chunk(items: list[Any]) -> list[tuple[list[int], dict[str, float]]]:
+    return [select_one(a) for a in items]
 
 
 def subset_objective(cfg: CondensationConfig, X: np.ndarray, ce: np.ndarray,
@@ -206,6 +161,19 @@ def metrics(m: Mixture, x: np.ndarray, y: np.ndarray, h: float) -> dict[str, flo
             "class_acc": class_accuracy(bayes_log_probs(m, x), y)}
 
 
+def generate(model: Denoiser, diff: GaussianDiffusion, c: CondensationConfig
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """500 DDIM samples per class ``(500 C, d)`` and their labels; every method of a seed
+    starts from the same noise."""
+    model.eval()
+    y = torch.arange(c.classes).repeat_interleave(500)
+    x = diff.sample(model_eps_fn(model), y, c.dim, torch.Generator().manual_seed(c.seed + 7),
+                    steps=c.sample_steps, method="ddim", guidance=c.guidance,
+                    null_label=c.classes)
+    model.train()
+    return x.double().numpy(), y.numpy()
+
+
 # ----------------------------------------------------------------------------- loop
 def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
     torch.set_num_threads(config.threads)
@@ -222,7 +190,7 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
         else:
             opts = {"per_class": c.per_class, "method": c.method, "seed": c.seed,
                     "eps_rel": c.eps_rel, "kappa": c.kappa, "ce_weight": c.ce_scale,
-                    "refine_iters": c.refine_iters}
+                    "refine_iters": c.refine_iters, "solver": c.ot_solver}
             items = []
             for k in range(c.classes):
                 idx = np.flatnonzero(m.y_train == k)
@@ -231,10 +199,11 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
                 # D2C-style difficulty (a reconstruction): negative log density under the
                 # known mixture, i.e. rarer points are harder.
                 score = -log_density(m, X)[:, k]
-                items.append((X, ce[idx] * float(np.median(D)), score, opts))
-            local = ctx.map_chunks(select_chunk, items)
+                items.append((X, ce[idx] * float(np.median(D)), score, {**opts, "klass": k}))
+            picked = ctx.map_chunks(select_chunk, items)
             chosen = np.concatenate([np.flatnonzero(m.y_train == k)[loc]
-                                     for k, loc in enumerate(local)])
+                                     for k, (loc, _) in enumerate(picked)])
+            traces = [trace for _, trace in picked if trace]
         seconds = time.time() - t0
         sub = {f"subset/{k}": v for k, v in
                metrics(m, m.x_train[chosen], m.y_train[chosen], h).items()}
@@ -249,6 +218,9 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
                   for k in range(c.classes)]
             for t in ("J", "ot", "moment", "ce", "row_err"):
                 sub[f"select/{t}"] = float(np.mean([j[t] for j in js]))
+            for t in ("J_greedy", "J_swapped", "swap_rounds"):  # the method's own objective
+                if traces:
+                    sub[f"select/{t}"] = float(np.mean([tr[t] for tr in traces]))
         sub["select/seconds"] = seconds
         torch.manual_seed(c.seed)
         model = Denoiser(c.dim, c.classes, c.hidden)
@@ -274,14 +246,8 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
         loss.backward()
         opt.step()
         if cadence.evaluates(step):
-            model.eval()
-            y = torch.arange(c.classes).repeat_interleave(500)
-            x = diff.sample(model_eps_fn(model), y, c.dim,
-                            torch.Generator().manual_seed(c.seed + 7), steps=c.sample_steps,
-                            method="ddim", guidance=c.guidance, null_label=c.classes)
-            model.train()
-            out = {f"eval/{k}": v for k, v in
-                   metrics(m, x.double().numpy(), y.numpy(), h).items()}
+            x, y = generate(model, diff, c)
+            out = {f"eval/{k}": v for k, v in metrics(m, x, y, h).items()}
             out["train/loss"] = float(loss.detach())
             out["train/step"] = float(step)
             if first:

@@ -13,9 +13,11 @@ from raystudy.algorithms.condensation import (
     mmd2_unbiased,
     partial_lp,
     partial_ot,
+    partial_ot_exact,
     select_subset,
     swap_refine,
 )
+from raystudy.algorithms.condensation.partial_ot import _augment, _sinkhorn_log
 from raystudy.algorithms.condensation.select import kcenter_radius, sqdist
 
 
@@ -31,6 +33,65 @@ def test_partial_ot_tends_to_lp(kappa):
     errs = [abs(float(partial_ot(torch.tensor(C), kappa, e * np.median(C))[0]) - exact)
             for e in (0.1, 0.01)]
     assert errs[1] < errs[0] and errs[1] / exact < 0.02
+
+
+@pytest.mark.parametrize("kappa", [1.0, 1.05, 1.5])
+def test_pot_reference_equals_the_lp_and_emd2(kappa):
+    ot = pytest.importorskip("ot")
+    C = problem(seed=4, K=3, n=12)
+    value, plan = partial_ot_exact(C, kappa)
+    assert value == pytest.approx(partial_lp(C, kappa), rel=1e-9, abs=1e-12)
+    assert np.allclose(plan.sum(1), 1 / 3) and (plan.sum(0) <= kappa / 12 + 1e-12).all()
+    if kappa == 1.0:
+        assert value == pytest.approx(ot.emd2(np.full(3, 1 / 3), np.full(12, 1 / 12), C))
+    # the converged entropic value tends to it (from above, up to the solver's tolerance)
+    gaps = [float(partial_ot(torch.tensor(C), kappa, e * np.median(C))[0]) - value
+            for e in (0.1, 0.03)]
+    assert -1e-6 <= gaps[1] < gaps[0]
+
+
+@pytest.mark.parametrize(("kappa", "eps_rel"), [(1.0, 0.2), (1.05, 0.2), (1.05, 0.05),
+                                              (1.2, 0.02)])
+def test_newton_solves_what_sinkhorn_converges_to(kappa, eps_rel):
+    """Newton on the semi-dual and many Sinkhorn sweeps meet at the same plan; Newton meets
+    the row tolerance with columns exact, at balanced kappa = 1 as well."""
+    C = torch.tensor(np.stack([problem(seed=s, K=3, n=15) for s in range(4)]))
+    eps = eps_rel * float(C.median())
+    cost, plan = partial_ot(C, kappa, eps, None, tol=1e-10)
+    assert float((plan.sum(-1) - 1 / 3).abs().sum(-1).max()) < 1e-10
+    assert (plan.sum(-2) <= kappa / 15 + 1e-12).all()
+    C_aug, mu, nu = (C, torch.full((3,), 1 / 3, dtype=C.dtype),
+                     torch.full((15,), 1 / 15, dtype=C.dtype)) if kappa == 1.0 else _augment(
+                         C, kappa)
+    reference = _sinkhorn_log(-C_aug / eps, mu, nu, 20_000)[..., :3, :]
+    assert torch.allclose(plan, reference, atol=1e-9)
+    assert torch.allclose(cost, (reference * C).sum((-2, -1)), rtol=1e-9)
+
+
+def test_balanced_at_low_temperature_sinkhorn_crawls_towards_newton():
+    """At kappa = 1, eps = 0.02 median, Sinkhorn is still 1e-5 off after 20,000 sweeps,
+    closing in on the plan Newton reaches to 1e-10."""
+    C = torch.tensor(np.stack([problem(seed=s, K=3, n=15) for s in range(4)]))
+    eps = 0.02 * float(C.median())
+    _, plan = partial_ot(C, 1.0, eps, None, tol=1e-10)
+    assert float((plan.sum(-1) - 1 / 3).abs().sum(-1).max()) < 1e-10
+    mu, nu = torch.full((3,), 1 / 3, dtype=C.dtype), torch.full((15,), 1 / 15, dtype=C.dtype)
+    gaps = [float((_sinkhorn_log(-C / eps, mu, nu, n) - plan).abs().max())
+            for n in (2_000, 20_000)]
+    assert gaps[1] < gaps[0] / 2 and gaps[1] > 1e-7
+
+
+def test_exact_solver_option_matches_pot_per_set():
+    pytest.importorskip("ot")
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(12, 2))
+    D = sqdist(X, X)
+    sets = np.array([[0, 3, 5], [1, 2, 7]])
+    t = SelectionObjective(kappa=1.05, solver="exact").terms(X, D, sets)
+    assert t["ot"] == pytest.approx([partial_ot_exact(D[s], 1.05)[0] for s in sets])
+    assert (t["row_err"] < 1e-9).all()
+    conv = SelectionObjective(kappa=1.05, eps_rel=0.01).terms(X, D, sets)["ot"]
+    assert (conv >= t["ot"] - 1e-9).all()
 
 
 def test_shipped_invariant_to_dummy():
