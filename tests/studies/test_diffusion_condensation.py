@@ -13,11 +13,10 @@ from raystudy import LocalContext
 from raystudy.cli import main
 from raystudy.errors import ConfigError
 from raystudy.platform.config import apply_overrides, validate
+from raystudy.studies.diffusion_condensation.data import bayes_log_probs, mixture
 from raystudy.studies.diffusion_condensation.recipe import (
     STUDY,
     CondensationConfig,
-    bayes_log_probs,
-    mixture,
     train_loop,
 )
 

@@ -115,7 +115,7 @@ def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[st
         Denoiser,
         GaussianDiffusion,
         generate,
-        mixture,
+        pool_of,
     )
 
     cells = {}
@@ -134,7 +134,7 @@ def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[st
     any_trial = next(iter(cells[seed].values()))
     fields = CondensationConfig.__dataclass_fields__
     cfg = CondensationConfig(**{k: v for k, v in any_trial.config.items() if k in fields})
-    m = mixture(cfg.seed, cfg.classes, cfg.dim, cfg.n_train, cfg.n_test)
+    m = pool_of(cfg)
     centre = m.x_train.mean(0)
     axes_2d = np.linalg.svd(m.x_train - centre, full_matrices=False)[2][:2].T
     def project(x: np.ndarray) -> np.ndarray:
@@ -156,9 +156,9 @@ def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[st
                 ax.scatter(*pts.T, s=14, c=labels, cmap="tab10", vmin=0, vmax=9,
                            edgecolors="k", linewidths=0.4)
             else:
-                model = Denoiser(cfg.dim, cfg.classes, cfg.hidden)
+                model = Denoiser(m.dim, m.classes, cfg.hidden)
                 model.load_state_dict(st["model"])
-                x, y = generate(model, GaussianDiffusion(1000), cfg)
+                x, y = generate(model, GaussianDiffusion(1000), cfg, m)
                 keep = np.random.default_rng(0).choice(len(x), min(len(x), 600), replace=False)
                 ax.scatter(*project(x[keep]).T, s=2, c=y[keep], cmap="tab10", vmin=0, vmax=9)
             ax.set_title(meth, fontsize=8)

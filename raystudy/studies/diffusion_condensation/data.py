@@ -1,14 +1,59 @@
-"""The study's data: class-conditional 8-d Gaussian mixtures with a 5 % wide tail per class
-(known densities, so the Bayes classifier and the tail are exact; research note §8)."""
+"""The study's data, each as a ``Pool`` (what a trial selects from, trains on and measures):
+
+* ``mixture``: class-conditional 8-d Gaussian mixtures with a 5 % wide tail per class
+  (known densities, so the Bayes classifier, the rarity and the tail are exact);
+* ``digits``: scikit-learn's bundled 8x8 digits (64-d, scaled to [-1, 1]); the selection
+  runs in the hidden features of one small classifier trained here and the metrics in those
+  of a second one (another width and seed), so the metric's space is not the one selected
+  in (research note §8);
+* ``cifar``: CIFAR-10/100 python pickles from ``data_path``, on the pool's first ``dim``
+  principal axes (raystudy's reading: a 2-CPU denoiser cannot train on 3072-d pixels);
+* ``features``: precomputed feature arrays from ``data_path`` (``train_x.npy``,
+  ``train_y.npy``, ``test_x.npy``, ``test_y.npy``; an ImageNet encoder's, say), trained on
+  as they are.
+
+Outside the mixture, the rarity of a point is its distance to the 5th nearest point of its
+class (a k-NN density reading) and the tail is the held-out 5 % with the largest such
+distance in the metric's space.
+"""
 
 from __future__ import annotations
 
 import functools
+import pickle
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import torch
+
+from raystudy import DataError, MissingDataError
 
 
+@dataclass
+class Pool:
+    x_train: np.ndarray  # (N, d) the data space: what the diffusion model trains on
+    y_train: np.ndarray  # (N,)
+    x_test: np.ndarray  # (M, d) held out: the metrics' reference
+    y_test: np.ndarray
+    select_x: np.ndarray  # (N, d_s) where the selection runs
+    ce_train: np.ndarray  # (N,) the selection classifier's cross-entropy on the true class
+    rarity_train: np.ndarray  # (N,) larger = rarer (D2C-style difficulty, the tail share)
+    tail_test: np.ndarray  # (M,) bool: the held-out low-density tail
+    embed: Callable[[np.ndarray], np.ndarray]  # data space -> the metrics' feature space
+    log_probs: Callable[[np.ndarray], np.ndarray]  # data space -> (n, C) evaluation classifier
+
+    @property
+    def classes(self) -> int:
+        return int(self.y_train.max()) + 1
+
+    @property
+    def dim(self) -> int:
+        return int(self.x_train.shape[1])
+
+
+# ----------------------------------------------------------------------------- mixture
 @dataclass
 class Mixture:
     x_train: np.ndarray  # (C n_train, d)
@@ -18,8 +63,6 @@ class Mixture:
     tail_test: np.ndarray  # (C n_test,) bool: drawn from the wide tail
     means: np.ndarray  # (C, 3, d) mode centres
     scales: np.ndarray  # (C, 3, d) mode standard deviations
-
-
 WEIGHTS = np.array([0.55, 0.30, 0.10, 0.05])  # three modes and the 5 % tail N(centre, 9 I)
 
 
@@ -68,3 +111,220 @@ def bayes_log_probs(m: Mixture, x: np.ndarray) -> np.ndarray:
     """log p(c | x) ``(n, C)`` under equal class priors: the Bayes classifier."""
     lp = log_density(m, x)
     return lp - np.logaddexp.reduce(lp, axis=1, keepdims=True)
+
+
+def mixture_pool(seed: int, classes: int, dim: int, n_train: int, n_test: int) -> Pool:
+    m = mixture(seed, classes, dim, n_train, n_test)
+    rows = np.arange(len(m.y_train))
+    return Pool(m.x_train, m.y_train, m.x_test, m.y_test, m.x_train,
+                -bayes_log_probs(m, m.x_train)[rows, m.y_train],
+                -log_density(m, m.x_train)[rows, m.y_train], m.tail_test,
+                embed=lambda x: x, log_probs=lambda x: bayes_log_probs(m, x))
+
+
+# ----------------------------------------------------------------------------- real data
+class Classifier(torch.nn.Module):
+    """A one-hidden-layer MLP; its ReLU features are a space to select or measure in."""
+
+    def __init__(self, dim: int, classes: int, hidden: int):
+        super().__init__()
+        self.hidden = torch.nn.Sequential(torch.nn.Linear(dim, hidden), torch.nn.ReLU())
+        self.head = torch.nn.Linear(hidden, classes)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.head(self.hidden(x))
+
+
+def train_classifier(x: np.ndarray, y: np.ndarray, hidden: int, seed: int,
+                     epochs: int = 300) -> Classifier:
+    """Full-batch Adam on the pool with weight decay (a small model trained in the study)."""
+    torch.manual_seed(seed)
+    net = Classifier(x.shape[1], int(y.max()) + 1, hidden)
+    opt = torch.optim.Adam(net.parameters(), lr=1e-2, weight_decay=1e-3)
+    xt, yt = torch.tensor(x, dtype=torch.float32), torch.tensor(y)
+    for _ in range(epochs):
+        loss = torch.nn.functional.cross_entropy(net(xt), yt)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return net.eval()
+
+
+def knn_distance(x: np.ndarray, ref: np.ndarray, k: int, same: bool) -> np.ndarray:
+    """Distance of each row of x to its k-th nearest row of ref (itself excluded if same)."""
+    d = np.sqrt(np.maximum(((x[:, None, :] - ref[None]) ** 2).sum(-1), 0.0))
+    return np.sort(d, axis=1)[:, k if same else k - 1]
+
+
+def labelled_pool(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
+                  y_test: np.ndarray, seed: int) -> Pool:
+    """A Pool of real data: two classifiers trained here, A (32 hidden, seed) for the
+    selection's features and CE, B (64 hidden, seed + 1000) for the metrics."""
+    a = train_classifier(x_train, y_train, 32, seed)
+    b = train_classifier(x_train, y_train, 64, seed + 1000)
+
+    def features(net: Classifier, x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return net.hidden(torch.tensor(x, dtype=torch.float32)).double().numpy()
+
+    def log_probs(x: np.ndarray) -> np.ndarray:
+        with torch.no_grad():
+            return torch.log_softmax(b(torch.tensor(x, dtype=torch.float32)), 1).double().numpy()
+
+    with torch.no_grad():
+        logits = a(torch.tensor(x_train, dtype=torch.float32))
+        ce = torch.nn.functional.cross_entropy(logits, torch.tensor(y_train),
+                                               reduction="none").double().numpy()
+    select_x = features(a, x_train)
+    rarity = np.zeros(len(y_train))
+    for c in np.unique(y_train):
+        idx = np.flatnonzero(y_train == c)
+        rarity[idx] = knn_distance(select_x[idx], select_x[idx], 5, same=True)
+    embedded = features(b, x_test)
+    spread = knn_distance(embedded, embedded, 5, same=True)
+    tail = spread > np.quantile(spread, 0.95)
+    return Pool(x_train, y_train, x_test, y_test, select_x, ce, rarity, tail,
+                embed=lambda x: features(b, x), log_probs=log_probs)
+
+
+def split_per_class(x: np.ndarray, y: np.ndarray, n_train: int, n_test: int, seed: int
+                    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per class, n_train for the pool and up to n_test of the rest for the reference."""
+    rng = np.random.default_rng(1000 + seed)
+    tr, te = [], []
+    for c in np.unique(y):
+        idx = rng.permutation(np.flatnonzero(y == c))
+        if len(idx) <= n_train:
+            raise DataError(f"class {c} has {len(idx)} points; n_train={n_train} leaves none "
+                            "held out")
+        tr.append(idx[:n_train])
+        te.append(idx[n_train:n_train + n_test])
+    a, b = np.concatenate(tr), np.concatenate(te)
+    return x[a], y[a], x[b], y[b]
+
+
+def digits_pool(seed: int, n_train: int, n_test: int) -> Pool:
+    try:
+        from sklearn.datasets import load_digits
+    except ImportError:
+        raise MissingDataError("data=digits needs scikit-learn: pip install "
+                               "'raystudy[condensation]'") from None
+    bunch = load_digits()
+    x = bunch.data / 8.0 - 1.0
+    return labelled_pool(*split_per_class(x, bunch.target, n_train, n_test, seed), seed)
+
+
+CIFAR10 = ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5")
+
+
+def read_cifar(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """CIFAR-10 (data_batch_1..5, test_batch) or CIFAR-100 (train, test) python pickles:
+    pixels ``(n, 3072)`` uint8 and labels."""
+    root = Path(path)
+    if all((root / f).is_file() for f in CIFAR10) and (root / "test_batch").is_file():
+        train, test, key = list(CIFAR10), ["test_batch"], b"labels"
+    elif (root / "train").is_file() and (root / "test").is_file():
+        train, test, key = ["train"], ["test"], b"fine_labels"
+    else:
+        raise MissingDataError(
+            f"data=cifar: no CIFAR-10 (data_batch_1..5, test_batch) or CIFAR-100 (train, "
+            f"test) python pickles in {root}; extract cifar-10-python.tar.gz or "
+            "cifar-100-python.tar.gz from https://www.cs.toronto.edu/~kriz/cifar.html there")
+
+    def load(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        xs, ys = [], []
+        for name in names:
+            try:
+                with open(root / name, "rb") as fh:
+                    batch = pickle.load(fh, encoding="bytes")
+                xs.append(np.asarray(batch[b"data"], dtype=np.uint8).reshape(-1, 3072))
+                ys.append(np.asarray(batch[key], dtype=np.int64))
+            except (OSError, pickle.UnpicklingError, KeyError, ValueError, EOFError) as exc:
+                raise DataError(f"data=cifar: {root / name} is not a CIFAR pickle with "
+                                f"{b'data'!r} (n, 3072) and {key!r}: {exc}") from None
+        return np.concatenate(xs), np.concatenate(ys)
+
+    return (*load(train), *load(test))
+
+
+def cifar_pool(path: str, seed: int, dim: int, n_train: int, n_test: int) -> Pool:
+    """CIFAR on the pool's first ``dim`` principal axes, scaled to unit mean variance."""
+    x_tr, y_tr, x_te, y_te = read_cifar(path)
+    xa, ya, _, _ = split_per_class(x_tr.astype(np.float64) / 127.5 - 1.0, y_tr, n_train, 0,
+                                   seed)
+    _, _, xb, yb = split_per_class(x_te.astype(np.float64) / 127.5 - 1.0, y_te, 0, n_test,
+                                   seed)
+    centre = xa.mean(0)
+    axes = np.linalg.svd(xa - centre, full_matrices=False)[2][:dim].T
+    za, zb = (xa - centre) @ axes, (xb - centre) @ axes
+    scale = float(np.sqrt(za.var(0).mean()))
+    return labelled_pool(za / scale, ya, zb / scale, yb, seed)
+
+
+FEATURE_FILES = ("train_x.npy", "train_y.npy", "test_x.npy", "test_y.npy")
+
+
+def read_features(path: str | Path, mmap: bool = False
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The four arrays of a features folder, checked: 2-d float features, 1-d int labels
+    (``mmap``: memory-mapped, as read, for a check)."""
+    root = Path(path)
+    missing = [f for f in FEATURE_FILES if not (root / f).is_file()]
+    if missing:
+        raise MissingDataError(f"data=features: {', '.join(missing)} missing in {root}; "
+                               "write (n, d) float features and (n,) integer labels there "
+                               "with numpy.save")
+    arrays = []
+    for name in FEATURE_FILES:
+        try:
+            arrays.append(np.load(root / name, allow_pickle=False,
+                                  mmap_mode="r" if mmap else None))
+        except (OSError, ValueError) as exc:
+            raise DataError(f"data=features: {root / name} is not a .npy array: {exc}") from None
+    x_tr, y_tr, x_te, y_te = arrays
+    for x, y, split in ((x_tr, y_tr, "train"), (x_te, y_te, "test")):
+        if x.ndim != 2 or y.ndim != 1 or len(x) != len(y):
+            raise DataError(f"data=features: {split}_x must be (n, d) and {split}_y (n,); got "
+                            f"{x.shape} and {y.shape} in {root}")
+        if not np.issubdtype(y.dtype, np.integer) or (len(y) and y.min() < 0):
+            raise DataError(f"data=features: {split}_y must hold class indices >= 0 (got "
+                            f"{y.dtype}) in {root}")
+    if x_tr.shape[1] != x_te.shape[1]:
+        raise DataError(f"data=features: train_x has {x_tr.shape[1]} features, test_x "
+                        f"{x_te.shape[1]}, in {root}")
+    if mmap:
+        return x_tr, y_tr, x_te, y_te
+    return x_tr.astype(np.float64), y_tr.astype(np.int64), x_te.astype(np.float64), \
+        y_te.astype(np.int64)
+
+
+def features_pool(path: str, seed: int, n_train: int, n_test: int) -> Pool:
+    x_tr, y_tr, x_te, y_te = read_features(path)
+    xa, ya, _, _ = split_per_class(x_tr, y_tr, n_train, 0, seed)
+    _, _, xb, yb = split_per_class(x_te, y_te, 0, n_test, seed)
+    return labelled_pool(xa, ya, xb, yb, seed)
+
+
+@functools.lru_cache(maxsize=4)
+def load_pool(data: str, path: str, seed: int, classes: int, dim: int, n_train: int,
+              n_test: int) -> Pool:
+    """The pool a trial uses (cached per process: every method of a seed shares it)."""
+    if data == "mixture":
+        return mixture_pool(seed, classes, dim, n_train, n_test)
+    if data == "digits":
+        return digits_pool(seed, n_train, n_test)
+    if data == "cifar":
+        return cifar_pool(path, seed, dim, n_train, n_test)
+    return features_pool(path, seed, n_train, n_test)
+
+
+def check_source(data: str, path: str) -> None:
+    """On the driver, before Ray starts: the files a trial will read are there and sound
+    (features: the arrays' shapes and dtypes, memory-mapped; cifar: the pickles' names)."""
+    if data == "features":
+        read_features(path, mmap=True)
+    elif data == "cifar":
+        root = Path(path)
+        ten = all((root / f).is_file() for f in (*CIFAR10, "test_batch"))
+        if not ten and not ((root / "train").is_file() and (root / "test").is_file()):
+            read_cifar(root)  # raises the one-line MissingDataError

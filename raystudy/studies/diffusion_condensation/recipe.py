@@ -12,8 +12,10 @@ Launch::
     raystudy sweep diffusion_condensation --profile quick            # 2 CPUs, minutes
     raystudy run diffusion_condensation --in-process --set method=gadc --set per_class=5
 
-A trial draws the class-conditional 8-d Gaussian mixture (a 5 % wide tail per class),
-selects ``per_class`` points per class (classes fanned out with ``ctx.map_chunks``),
+A trial takes its pool (``data.py``: the class-conditional 8-d Gaussian mixture with a 5 %
+wide tail per class; scikit-learn's digits; CIFAR pickles; ``.npy`` features), selects
+``per_class`` points per class in the pool's selection space (classes fanned out with
+``ctx.map_chunks``),
 reports the raw subset's metrics once (``subset/*``), then trains a small class-conditional
 DDPM (MLP, DiT's linear schedule) on the subset and reports the metrics of its DDIM samples
 (``eval/*``) on the cadence. Every method of a seed shares the data, the diffusion seed and
@@ -55,12 +57,7 @@ from raystudy.algorithms.condensation import (
 )
 from raystudy.algorithms.condensation.select import sqdist
 from raystudy.studies.diffusion_condensation.analysis import analyze
-from raystudy.studies.diffusion_condensation.data import (
-    Mixture,
-    bayes_log_probs,
-    log_density,
-    mixture,
-)
+from raystudy.studies.diffusion_condensation.data import Pool, check_source, load_pool
 
 METHODS = ("random", "kcenter", "herding", "d2c_style", "balanced_ot", "partial_ot", "gadc",
            "gadc_shipped", "full")
@@ -85,14 +82,18 @@ class CondensationConfig:
     """CE weight in units of the class's median squared distance (raystudy's reading)."""
     refine_iters: NonNegativeInt = 2
     """Swap rounds at most (the authors' 30)."""
+    data: Literal["mixture", "digits", "cifar", "features"] = "mixture"
+    """mixture (known densities) | digits (scikit-learn's) | cifar | features (.npy)."""
+    data_path: str = ""
+    """cifar: the folder of CIFAR-10/100 python pickles; features: of the four .npy files."""
     n_train: PositiveInt = 60
     """Training points per class (the pool selected from)."""
     n_test: PositiveInt = 500
-    """Held-out points per class (the metrics' reference)."""
+    """Held-out points per class at most (the metrics' reference)."""
     dim: PositiveInt = 8
-    """Feature dimension of the mixture."""
+    """mixture: its dimension; cifar: principal axes kept (others: the data's own)."""
     classes: PositiveInt = 4
-    """Classes of the mixture."""
+    """mixture: its classes (others: the data's own)."""
     steps: PositiveInt = 800
     """Diffusion training steps (the same for every method)."""
     batch_size: PositiveInt = 128
@@ -117,6 +118,8 @@ class CondensationConfig:
     def validate(self) -> None:
         if self.per_class > self.n_train:
             raise ValueError(f"per_class ({self.per_class}) must be <= n_train ({self.n_train})")
+        if self.data in ("cifar", "features") and not self.data_path:
+            raise ValueError(f"data={self.data} needs data_path (the folder to read)")
         if self.ot_solver == "exact":
             try:
                 import ot  # noqa: F401
@@ -150,26 +153,33 @@ def subset_objective(cfg: CondensationConfig, X: np.ndarray, ce: np.ndarray,
 
 
 # ----------------------------------------------------------------------------- metrics
-def metrics(m: Mixture, x: np.ndarray, y: np.ndarray, h: float) -> dict[str, float]:
-    """Fidelity/coverage of points ``x`` (labels ``y``) against the held-out data."""
+def metrics(pool: Pool, x: np.ndarray, y: np.ndarray, h: float) -> dict[str, float]:
+    """Fidelity/coverage of points ``x`` (labels ``y``, data space) against the held-out
+    data, in the pool's metric space."""
     rng = np.random.default_rng(0)
-    ref = m.x_test[rng.choice(len(m.x_test), min(len(m.x_test), 2000), replace=False)]
-    p, r = precision_recall_knn(ref, x, 3)
-    return {"mmd2": mmd2_unbiased(x, ref, h), "fd": frechet_distance(x, ref),
-            "swd": sliced_wasserstein(x, ref), "precision": p, "recall": r,
-            "tail_recall": tail_recall(m.x_test[m.tail_test], x, 3),
-            "class_acc": class_accuracy(bayes_log_probs(m, x), y)}
+    ref_all = pool.embed(pool.x_test)
+    ref = ref_all[rng.choice(len(ref_all), min(len(ref_all), 2000), replace=False)]
+    e = pool.embed(x)
+    p, r = precision_recall_knn(ref, e, 3)
+    return {"mmd2": mmd2_unbiased(e, ref, h), "fd": frechet_distance(e, ref),
+            "swd": sliced_wasserstein(e, ref), "precision": p, "recall": r,
+            "tail_recall": tail_recall(ref_all[pool.tail_test], e, 3),
+            "class_acc": class_accuracy(pool.log_probs(x), y)}
 
 
-def generate(model: Denoiser, diff: GaussianDiffusion, c: CondensationConfig
+def pool_of(c: CondensationConfig) -> Pool:
+    return load_pool(c.data, c.data_path, c.seed, c.classes, c.dim, c.n_train, c.n_test)
+
+
+def generate(model: Denoiser, diff: GaussianDiffusion, c: CondensationConfig, pool: Pool
              ) -> tuple[np.ndarray, np.ndarray]:
     """500 DDIM samples per class ``(500 C, d)`` and their labels; every method of a seed
     starts from the same noise."""
     model.eval()
-    y = torch.arange(c.classes).repeat_interleave(500)
-    x = diff.sample(model_eps_fn(model), y, c.dim, torch.Generator().manual_seed(c.seed + 7),
+    y = torch.arange(pool.classes).repeat_interleave(500)
+    x = diff.sample(model_eps_fn(model), y, pool.dim, torch.Generator().manual_seed(c.seed + 7),
                     steps=c.sample_steps, method="ddim", guidance=c.guidance,
-                    null_label=c.classes)
+                    null_label=pool.classes)
     model.train()
     return x.double().numpy(), y.numpy()
 
@@ -178,9 +188,8 @@ def generate(model: Denoiser, diff: GaussianDiffusion, c: CondensationConfig
 def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
     torch.set_num_threads(config.threads)
     c = config
-    m = mixture(c.seed, c.classes, c.dim, c.n_train, c.n_test)
-    h = median_bandwidth(m.x_test[:1000])
-    ce = -bayes_log_probs(m, m.x_train)[np.arange(len(m.y_train)), m.y_train]
+    m = pool_of(c)
+    h = median_bandwidth(m.embed(m.x_test[:1000]))
     state = ctx.load_checkpoint()
     diff = GaussianDiffusion(1000)
     if state is None:
@@ -192,14 +201,12 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
                     "eps_rel": c.eps_rel, "kappa": c.kappa, "ce_weight": c.ce_scale,
                     "refine_iters": c.refine_iters, "solver": c.ot_solver}
             items = []
-            for k in range(c.classes):
+            for k in range(m.classes):
                 idx = np.flatnonzero(m.y_train == k)
-                X = m.x_train[idx]
-                D = sqdist(X, X)
-                # D2C-style difficulty (a reconstruction): negative log density under the
-                # known mixture, i.e. rarer points are harder.
-                score = -log_density(m, X)[:, k]
-                items.append((X, ce[idx] * float(np.median(D)), score, {**opts, "klass": k}))
+                D = sqdist(m.select_x[idx], m.select_x[idx])
+                # D2C-style difficulty (a reconstruction): the point's rarity in its class
+                items.append((m.select_x[idx], m.ce_train[idx] * float(np.median(D)),
+                              m.rarity_train[idx], {**opts, "klass": k}))
             picked = ctx.map_chunks(select_chunk, items)
             chosen = np.concatenate([np.flatnonzero(m.y_train == k)[loc]
                                      for k, (loc, _) in enumerate(picked)])
@@ -208,14 +215,12 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
         sub = {f"subset/{k}": v for k, v in
                metrics(m, m.x_train[chosen], m.y_train[chosen], h).items()}
         sub["subset/tail_share"] = float(np.mean(
-            -log_density(m, m.x_train[chosen])[np.arange(len(chosen)), m.y_train[chosen]]
-            > np.quantile(-log_density(m, m.x_train)[np.arange(len(m.y_train)), m.y_train],
-                          0.95)))
+            m.rarity_train[chosen] > np.quantile(m.rarity_train, 0.95)))
         if c.method != "full":
-            js = [subset_objective(c, m.x_train[m.y_train == k], ce[m.y_train == k],
+            js = [subset_objective(c, m.select_x[m.y_train == k], m.ce_train[m.y_train == k],
                                    np.searchsorted(np.flatnonzero(m.y_train == k),
                                                    chosen[m.y_train[chosen] == k]))
-                  for k in range(c.classes)]
+                  for k in range(m.classes)]
             for t in ("J", "ot", "moment", "ce", "row_err"):
                 sub[f"select/{t}"] = float(np.mean([j[t] for j in js]))
             for t in ("J_greedy", "J_swapped", "swap_rounds"):  # the method's own objective
@@ -223,13 +228,13 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
                     sub[f"select/{t}"] = float(np.mean([tr[t] for tr in traces]))
         sub["select/seconds"] = seconds
         torch.manual_seed(c.seed)
-        model = Denoiser(c.dim, c.classes, c.hidden)
+        model = Denoiser(m.dim, m.classes, c.hidden)
         opt = torch.optim.Adam(model.parameters(), lr=c.lr)
         gen = torch.Generator().manual_seed(c.seed)
     else:
         chosen, sub = state["chosen"], state["subset"]
         torch.manual_seed(c.seed)
-        model = Denoiser(c.dim, c.classes, c.hidden)
+        model = Denoiser(m.dim, m.classes, c.hidden)
         model.load_state_dict(state["model"])
         opt = torch.optim.Adam(model.parameters(), lr=c.lr)
         opt.load_state_dict(state["optimizer"])
@@ -246,7 +251,7 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
         loss.backward()
         opt.step()
         if cadence.evaluates(step):
-            x, y = generate(model, diff, c)
+            x, y = generate(model, diff, c, m)
             out = {f"eval/{k}": v for k, v in metrics(m, x, y, h).items()}
             out["train/loss"] = float(loss.detach())
             out["train/step"] = float(step)
@@ -257,6 +262,10 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
                      "generator": gen.get_state(), "chosen": chosen, "subset": sub}
                     if cadence.checkpoints(step) else None)
             ctx.report(out, checkpoint=ckpt, step=step)
+
+
+def check_data(c: CondensationConfig) -> None:
+    check_source(c.data, c.data_path)
 
 
 STUDY = Study(
@@ -272,4 +281,5 @@ STUDY = Study(
         Metric("eval/recall", "max", "k = 3 recall (ADM's estimator)"),
     ),
     analyze=analyze,
+    check_data=check_data,
 )
