@@ -83,7 +83,10 @@ def test_make_temporal_world_then_the_token_and_kairosqa_readers(tmp_path, capsy
     assert {"question", "multi_choice_answers", "subject", "relation"} <= set(records[0])
     ctx = run(config(**{"data.source": "tokens", "data.path": str(out), "data.k_shot": 1,
                         "data.kairosqa": str(out / "kairosqa.jsonl")}))
-    assert any(k.startswith("eval/kairos_acc_") for k in ctx.reports[-1])
+    last = ctx.reports[-1]
+    assert any(k.startswith("eval/kairos_acc_") for k in last)
+    assert all(0 <= v <= 1 for k, v in last.items() if k.startswith("eval/kairos_mc_acc_"))
+    assert any(k.startswith("eval/kairos_mc_acc_") for k in last)
     capsys.readouterr()
     assert main(["run", "temporal_pretraining", "--in-process", "--set", "data.source=tokens",
                  "--set", f"data.path={tmp_path / 'none'}"]) == 2
@@ -108,6 +111,18 @@ def _results(lead: float, learned: bool = True, seeds: int = 8) -> RunResults:
                                       config={"train.schedule": schedule, "train.seed": s,
                                               "data.hist_share": 0.2}))
     return RunResults(None, {}, trials)
+
+
+def test_forgetting_matrix_per_schedule(tmp_path):
+    results = _results(0.2, seeds=2)
+    for t in results.trials:  # two yearly checkpoints: 2020's accuracy falls after 2021
+        t.history = [{**t.history[0], "train/year": 2020, "eval/acc_2020": 0.8,
+                      "eval/acc_2021": 0.1}, t.history[0]]
+    tables = {t.title.split(" (")[0]: t for t in analyze(results, tmp_path).tables}
+    seq = tables["Forgetting matrix: sequential"]
+    assert seq.columns == ["trained through", "2020", "2021"]
+    assert seq.rows == [[2020, 0.8, 0.1], [2021, 0.5, 0.6]]
+    assert "Forgetting matrix: shuffled" in tables
 
 
 def test_claims_read_the_runs_and_the_calibration_gate(tmp_path):

@@ -185,6 +185,27 @@ def kairos_context(question: str, shots: Sequence[dict[str, Any]] = ()) -> str:
     return "\n\n".join([*parts, f"Question: {question}\nAnswer:"])
 
 
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def multi_choice_context(question: str, choices: Sequence[str],
+                         shots: Sequence[dict[str, Any]] = ()) -> str:
+    """The kairos multiple-choice prompt ``Question: q\n A. c1\n B. c2 ...\nAnswer:``,
+    after the shots in the same layout each ending ``Answer: <gold letter>`` (raystudy's
+    reading of the shots' layout), joined by blank lines."""
+    def block(q: str, cs: Sequence[str]) -> str:
+        return "\n".join([f"Question: {q}", *(f" {LETTERS[i]}. {c}" for i, c in enumerate(cs)),
+                          "Answer:"])
+    parts = [f"{block(s['question'], s['choices'])} {LETTERS[s['gold']]}" for s in shots]
+    return "\n\n".join([*parts, block(question, choices)])
+
+
+def multi_choice_prediction(letter_nll: Sequence[float] | np.ndarray) -> int:
+    """The letter with the lowest NLL of ``" " + letter`` after the prompt: the kairos JAX
+    rule (argmax over the letter tokens); ties: the first."""
+    return int(np.argmin(np.asarray(letter_nll, dtype=float)))
+
+
 def cut_generation(text: str) -> str:
     """The kairos cut: at the first blank line or ``Question:``."""
     return text.split("\n\n")[0].split("Question:")[0].strip()

@@ -140,6 +140,28 @@ def per_year_table(runs: Runs) -> Table:
                  *map(str, years)], rows)
 
 
+def forgetting_tables(runs: Runs, h: float) -> list[Table]:
+    """Per schedule of the pair: accuracy on each question year (columns) at each yearly
+    checkpoint (rows), means over seeds; a column falling down the rows is forgetting."""
+    tables = []
+    for k in (("sequential", h), ("shuffled", h)):
+        if k not in runs:
+            continue
+        hist = [[r for r in v["_history"] if "eval/acc_last" in r] for v in runs[k].values()]
+        n = min(len(hh) for hh in hist)
+        years = years_of(hist[0][n - 1])
+        rows = [[int(hist[0][i]["train/year"]), *[
+            float(np.mean([hh[i][f"eval/acc_{y}"] for hh in hist])) for y in years]]
+            for i in range(n)]
+        tables.append(Table(f"Forgetting matrix: {k[0]} (hist_share {k[1]:g}), accuracy per "
+                            "question year after each year of training", [
+                                "trained through", *map(str, years)], rows,
+                            note=f"means over {len(hist)} seeds; eval/forgetting = the mean "
+                                 "over years of (best accuracy from the year's own checkpoint "
+                                 "on) - (final accuracy)"))
+    return tables
+
+
 def figure(runs: Runs, h: float, figures_dir: Path) -> list[tuple[str, Path]]:
     schedules = [k for k in (("sequential", h), ("shuffled", h)) if k in runs]
     if not schedules:
@@ -173,7 +195,8 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     rows, notes = claim_rows(runs, h)
     summary = {f"{k[0]} h={k[1]:g}": float(np.mean([x["eval/acc_last"] for x in v.values()]))
                for k, v in runs.items()}
-    return Analysis(tables=[final_table(runs), per_year_table(runs)],
+    return Analysis(tables=[final_table(runs), per_year_table(runs),
+                            *forgetting_tables(runs, h)],
                     figures=figure(runs, h, figures_dir), summary={"acc_last": summary},
                     claims=rows, notes=[*notes, "a generated world: the claims test the "
                                         "effect of order on facts built in, not Common Crawl"])

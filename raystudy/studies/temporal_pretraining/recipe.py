@@ -66,7 +66,14 @@ from raystudy.algorithms.temporal import (
     world_records,
     wsd_lr,
 )
-from raystudy.algorithms.temporal.kairos import build_choices, cloze_prediction, kairos_context
+from raystudy.algorithms.temporal.kairos import (
+    LETTERS,
+    build_choices,
+    cloze_prediction,
+    kairos_context,
+    multi_choice_context,
+    multi_choice_prediction,
+)
 from raystudy.algorithms.text import text_bytes
 from raystudy.studies.temporal_pretraining.analysis import analyze
 from raystudy.studies.temporal_pretraining.make_data import DATA_COMMANDS
@@ -236,22 +243,28 @@ def load_kairosqa(path: str) -> list[dict[str, Any]]:
 
 # ----------------------------------------------------------------------------- probes
 def kairos_accuracy(records: list[dict[str, Any]], years: list[int], model: torch.nn.Module,
-                    seq_len: int, k_shot: int) -> dict[int, float]:
-    """KairosQA cloze accuracy (character normalisation) per year, with the kairos prompts."""
+                    seq_len: int, k_shot: int) -> dict[str, dict[int, float]]:
+    """KairosQA accuracy per year with the kairos prompts: ``cloze`` (character
+    normalisation) and ``multi_choice`` (the letter of the choice)."""
     score = gpt_scorer(model, seq_len)
-    out = {}
+    out: dict[str, dict[int, float]] = {"cloze": {}, "multi_choice": {}}
     for y in years:
         shots = list(build_choices(records, y, k_shot=k_shot)) if k_shot else []
         items = list(build_choices(records, y, k_shot=-k_shot if k_shot else 0))
         if not items:
             continue
-        right = 0
+        cloze = mc = 0
         for it in items:
             ctx = kairos_context(it["question"], shots)
             conts = [f" {c}" for c in it["choices"]]
-            nll = score([(ctx, c) for c in conts])
-            right += int(cloze_prediction(nll, conts, "character") == it["gold"])
-        out[y] = right / len(items)
+            cloze += int(cloze_prediction(score([(ctx, c) for c in conts]), conts,
+                                          "character") == it["gold"])
+            prompt = multi_choice_context(it["question"], it["choices"], shots)
+            letters = [f" {LETTERS[i]}" for i in range(len(it["choices"]))]
+            mc += int(multi_choice_prediction(score([(prompt, c) for c in letters]))
+                      == it["gold"])
+        out["cloze"][y] = cloze / len(items)
+        out["multi_choice"][y] = mc / len(items)
     return out
 
 
@@ -286,7 +299,8 @@ def probe(model: torch.nn.Module, world: World, config: TemporalConfig,
         m |= {"eval/gen_em_last": em, "eval/gen_f1_last": f1}
     if records:
         kacc = kairos_accuracy(records, world.years, model, seq, config.data.k_shot)
-        m |= {f"eval/kairos_acc_{y}": a for y, a in kacc.items()}
+        m |= {f"eval/kairos_acc_{y}": a for y, a in kacc["cloze"].items()}
+        m |= {f"eval/kairos_mc_acc_{y}": a for y, a in kacc["multi_choice"].items()}
     return m
 
 

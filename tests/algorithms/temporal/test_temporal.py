@@ -194,6 +194,16 @@ def test_cloze_normalisations_differ():
     assert cloze_prediction(nll, conts, "character") == 1
 
 
+def test_multi_choice_prompt_and_letter_rule():
+    from raystudy.algorithms.temporal.kairos import multi_choice_context, multi_choice_prediction
+
+    shot = {"question": "Mayor in 2020?", "choices": ["Xi", "Omega"], "gold": 1}
+    assert multi_choice_context("Owner in 2021?", ["Alpha", "Beta", "Gamma"], [shot]) == (
+        "Question: Mayor in 2020?\n A. Xi\n B. Omega\nAnswer: B\n\n"
+        "Question: Owner in 2021?\n A. Alpha\n B. Beta\n C. Gamma\nAnswer:")
+    assert multi_choice_prediction([2.0, 0.5, 0.5]) == 1  # lowest NLL, ties to the first
+
+
 def test_reader_round_trip_and_errors(tmp_path):
     path = tmp_path / "k.jsonl"
     write_kairosqa(path, FIXTURE)
