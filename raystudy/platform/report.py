@@ -303,7 +303,8 @@ def page_section(summary: dict[str, Any], analysis: Analysis, page: Path, run: s
     hardware, versions = summary["hardware"], summary["versions"]
     counts = ", ".join(f"{n} {k}" for k, n in summary["counts"].items() if n)
     wall = summary.get("wall_time_s")
-    lines = [f"{BEGIN} (written by `raystudy report RUN --page {page.name}`; regenerate it, "
+    shown_page = f"docs/{page.name}" if page.parent.name == "docs" else page.name
+    lines = [f"{BEGIN} (written by `raystudy report RUN --page {shown_page}`; regenerate it, "
              "do not edit) -->", "## Results (generated from a run)", "",
              f"- **command**: `{command_line(summary['request'])}`",
              f"- **run**: `{storage.name(run) if storage.is_remote(run) else Path(run).name}`,"
@@ -329,11 +330,18 @@ def page_section(summary: dict[str, Any], analysis: Analysis, page: Path, run: s
     return "\n".join(lines) + "\n"
 
 
-def write_page_section(page: Path | str, section: str) -> None:
-    """Put ``section`` in place of the page's generated section (appended where none)."""
+def check_page(page: Path | str) -> Path:
+    """The study page ``--page`` names, which must exist: checked before anything is
+    written, so a wrong path leaves no figures behind."""
     page = Path(page)
     if not page.is_file():
         raise UserError(f"--page {page}: no such file (a study's page: docs/STUDY.md)")
+    return page
+
+
+def write_page_section(page: Path | str, section: str) -> None:
+    """Put ``section`` in place of the page's generated section (appended where none)."""
+    page = check_page(page)
     text = page.read_text()
     if BEGIN in text and END in text:
         head, rest = text.split(BEGIN, 1)
@@ -355,6 +363,8 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     """
     run_dir = Path(run_dir)
     out = Path(out_dir) if out_dir is not None else run_dir
+    if docs_page is not None:
+        check_page(docs_page)
     results = load_results(run_dir)
     check_writable(out, "report folder", need_bytes=1024**2,
                    hint="" if out_dir else " (write the report elsewhere with --out DIR)")

@@ -205,3 +205,32 @@ def test_report_html_renders_in_a_real_browser(written, tmp_path):
 
 def test_a_markdown_cell_keeps_pipes_and_bracketed_effects_literal() -> None:
     assert render.escape_md("[a - b](T=1) | c") == "[a - b]\\(T=1) \\| c"
+
+
+def test_docs_page_section_is_written_or_nothing_is(tmp_path, monkeypatch):
+    """``--page`` to a missing file fails before anything is written (no figures folder
+    beside it); to a page under docs/ the section lands between the markers, which name
+    the command that regenerates it."""
+    def with_figure(results, figures_dir: Path) -> Analysis:
+        from matplotlib.figure import Figure
+
+        fig = Figure()
+        fig.subplots().plot([0, 1])
+        fig.savefig(figures_dir / "curve.png")
+        return dataclasses.replace(_analyze(results, figures_dir),
+                                   figures=[("A curve", figures_dir / "curve.png")])
+
+    monkeypatch.setattr(report, "get_study", lambda name: _study(with_figure))
+    run = _run_dir(tmp_path)
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    with pytest.raises(report.UserError, match="no such file"):
+        report.write_report(run, docs_page=docs / "tiny.md")
+    assert not (docs / "figures").exists() and not (run / "report.md").exists()
+    (docs / "tiny.md").write_text("# tiny\n\nHand-written text.\n")
+    report.write_report(run, docs_page=docs / "tiny.md")
+    text = (docs / "tiny.md").read_text()
+    assert text.startswith("# tiny\n\nHand-written text.\n")
+    assert "(written by `raystudy report RUN --page docs/tiny.md`" in text
+    assert "![A curve](figures/tiny/curve.png)" in text
+    assert (docs / "figures" / "tiny" / "curve.png").is_file()
