@@ -37,16 +37,24 @@ SHOWN = ("eval/mmd2", "eval/fd", "eval/swd", "eval/precision", "eval/recall",
 def collect(results: RunResults) -> dict[tuple[int, str], dict[int, dict[str, float]]]:
     """(per_class, method) -> seed -> every metric (last report's eval, first's subset)."""
     out: dict[tuple[int, str], dict[int, dict[str, float]]] = defaultdict(dict)
+    for t, merged in reported(results):
+        cfg = t.config
+        if float(cfg.get("kappa", 1.05)) != 1.05 or float(cfg.get("eps_rel", 0.05)) != 0.05:
+            continue  # the ablation's cells are tabulated, not in the claims
+        out[(int(cfg["per_class"]), str(cfg["method"]))][int(cfg["seed"])] = merged
+    return out
+
+
+def reported(results: RunResults) -> list[tuple[Any, dict[str, float]]]:
+    """Each trial that evaluated, with its reports merged (the subset's from the first)."""
+    out = []
     for t in results.trials:
         if not t.history or "eval/mmd2" not in t.history[-1]:
             continue
         merged: dict[str, float] = {}
         for r in t.history:
             merged.update({k: v for k, v in r.items() if isinstance(v, (int, float))})
-        cfg = t.config
-        if float(cfg.get("kappa", 1.05)) != 1.05 or float(cfg.get("eps_rel", 0.05)) != 0.05:
-            continue  # the ablation's cells are tabulated, not in the claims
-        out[(int(cfg["per_class"]), str(cfg["method"]))][int(cfg["seed"])] = merged
+        out.append((t, merged))
     return out
 
 
@@ -57,12 +65,7 @@ ABLATED = ("eval/mmd2", "eval/fd", "eval/recall", "subset/tail_share", "select/J
 def ablation_table(results: RunResults) -> list[Table]:
     """Every (method, kappa, eps_rel) cell, means over seeds: only where a run varies them."""
     cells: dict[tuple[str, float, float, int], list[dict[str, float]]] = defaultdict(list)
-    for t in results.trials:
-        if not t.history or "eval/mmd2" not in t.history[-1]:
-            continue
-        merged: dict[str, float] = {}
-        for r in t.history:
-            merged.update({k: v for k, v in r.items() if isinstance(v, (int, float))})
+    for t, merged in reported(results):
         c = t.config
         cells[(str(c["method"]), float(c.get("kappa", 1.05)), float(c.get("eps_rel", 0.05)),
                int(c["per_class"]))].append(merged)
