@@ -11,8 +11,9 @@
 #   2. runs every study's paper profile on CUDA for a few minutes each, with the compute
 #      flags of the profile's own command (Ray Train workers where it uses them), shrunk in
 #      steps only where the paper's would take hours;
-#   3. runs bench/optim_step.py (CPU and CUDA tables, the CUDA Muon target) and
-#      bench/hessian.py --device cuda (Lanczos vs dense and vs power iteration);
+#   3. runs bench/optim_step.py (CPU and CUDA tables, the CUDA Muon target),
+#      bench/hessian.py --device cuda (Lanczos vs dense and vs power iteration) and
+#      bench/partial_ot.py --device cuda (Newton vs Sinkhorn on the GADC batches);
 # and prints one line per run (exit code, wall time, trials finished, primary metric) and
 # the benches' ratio and PASS/FAIL lines. Everything goes to LOG_DIR (default
 # runs/gpu-bench-TIME/): data/, runs/, one log per step, nvidia-smi samples every 5 s.
@@ -114,6 +115,8 @@ step wbmm_op timeout 300 "$PY" bench/wbmm_op.py --device cuda --pass both --reps
 grep -E "PASS|FAIL|SKIP" "$LOG_DIR/wbmm_op.log"
 step hessian "$PY" bench/hessian.py --device cuda --parts 12
 grep -E "x faster|->" "$LOG_DIR/hessian.log"
+step partial_ot timeout 600 "$PY" bench/partial_ot.py --device cuda
+grep -E "eps_rel" "$LOG_DIR/partial_ot.log"
 
 echo "gpu.sh: $([ "$failed" -eq 0 ] && echo 'every step finished' || echo 'SOME STEPS FAILED'); logs in $LOG_DIR"
 exit "$failed"

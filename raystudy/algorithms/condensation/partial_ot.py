@@ -29,11 +29,11 @@ import torch
 
 def _augment(C: torch.Tensor, kappa: float, dummy: float | torch.Tensor = 0.0):
     K, n = C.shape[-2], C.shape[-1]
-    row = torch.zeros(*C.shape[:-2], 1, n, dtype=C.dtype) + dummy
+    row = torch.zeros(*C.shape[:-2], 1, n, dtype=C.dtype, device=C.device) + dummy
     C_aug = torch.cat([C, row], dim=-2)
-    mu = torch.full((K + 1,), 1.0 / K, dtype=C.dtype)
+    mu = torch.full((K + 1,), 1.0 / K, dtype=C.dtype, device=C.device)
     mu[-1] = max(kappa - 1.0, 1e-300 if kappa > 1 else 0.0)
-    nu = torch.full((n,), kappa / n, dtype=C.dtype)
+    nu = torch.full((n,), kappa / n, dtype=C.dtype, device=C.device)
     return C_aug, mu, nu
 
 
@@ -49,8 +49,8 @@ def partial_ot(C: torch.Tensor, kappa: float, eps: float, iterations: int | None
     C = torch.as_tensor(C, dtype=torch.float64)
     K = C.shape[-2]
     if kappa == 1.0:  # balanced: no dummy row
-        C_aug, mu, nu = C, torch.full((K,), 1.0 / K, dtype=C.dtype), torch.full(
-            (C.shape[-1],), 1.0 / C.shape[-1], dtype=C.dtype)
+        C_aug, mu, nu = C, torch.full((K,), 1.0 / K, dtype=C.dtype, device=C.device), \
+            torch.full((C.shape[-1],), 1.0 / C.shape[-1], dtype=C.dtype, device=C.device)
     else:
         C_aug, mu, nu = _augment(C, kappa)
     if iterations is None:
@@ -73,8 +73,8 @@ def _sinkhorn_log(M: torch.Tensor, mu: torch.Tensor, nu: torch.Tensor, iteration
     """``iterations`` Sinkhorn sweeps on the potentials of exp(M + f + g) (rows mu, cols nu):
     the plan, or the row potentials f after a last row update."""
     log_mu, log_nu = mu.log(), nu.log()
-    g = torch.zeros(*M.shape[:-2], M.shape[-1], dtype=M.dtype)
-    f = torch.zeros(M.shape[:-1], dtype=M.dtype)
+    g = torch.zeros(*M.shape[:-2], M.shape[-1], dtype=M.dtype, device=M.device)
+    f = torch.zeros(M.shape[:-1], dtype=M.dtype, device=M.device)
     for _ in range(iterations):
         f = log_mu - torch.logsumexp(M + g.unsqueeze(-2), dim=-1)
         g = log_nu - torch.logsumexp(M + f.unsqueeze(-1), dim=-2)
@@ -108,8 +108,8 @@ def _semidual_newton(M: torch.Tensor, mu: torch.Tensor, nu: torch.Tensor, tol: f
     if f is None:
         f = _sinkhorn_log(M, mu, nu, 10, potentials=True)  # a start where no row starves
     F, pi = _semidual(M, f, mu, nu)
-    ones = torch.full((R, R), 1.0 / R, dtype=M.dtype)
-    ridge = 1e-14 * torch.eye(R, dtype=M.dtype)
+    ones = torch.full((R, R), 1.0 / R, dtype=M.dtype, device=M.device)
+    ridge = 1e-14 * torch.eye(R, dtype=M.dtype, device=M.device)
     for _ in range(max_iterations):
         T = pi * nu.unsqueeze(-2)
         grad = mu - T.sum(-1)
@@ -165,8 +165,8 @@ def gadc_shipped_cost(C: torch.Tensor, kappa: float, eps: float, n_iter: int = 2
         C.median())
     C_aug, mu, nu = _augment(C, kappa, delta)
     Kmat = torch.exp(-C_aug / eps).clamp_min(1e-300)
-    u = torch.ones(C_aug.shape[:-1], dtype=C.dtype)
-    v = torch.ones(*C_aug.shape[:-2], C_aug.shape[-1], dtype=C.dtype)
+    u = torch.ones(C_aug.shape[:-1], dtype=C.dtype, device=C.device)
+    v = torch.ones(*C_aug.shape[:-2], C_aug.shape[-1], dtype=C.dtype, device=C.device)
     for _ in range(n_iter):
         u = mu / (Kmat @ v.unsqueeze(-1)).squeeze(-1)
         v = nu / (Kmat.transpose(-2, -1) @ u.unsqueeze(-1)).squeeze(-1)
