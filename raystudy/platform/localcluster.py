@@ -208,14 +208,18 @@ def _tree(pid: int) -> list[int]:
     return sorted(found)
 
 
-def _kill(pids: list[int], grace_s: float = 10.0) -> None:
+def _kill(pids: list[int], grace_s: float = 10.0, signal_only: set[int] | None = None
+          ) -> None:
+    """SIGTERM ``pids`` (or only those in ``signal_only``), wait up to ``grace_s`` for all
+    of ``pids`` to end, SIGKILL what is left."""
     import psutil
 
     procs = []
     for pid in pids:
         try:
             proc = psutil.Process(pid)
-            proc.send_signal(signal.SIGTERM)
+            if signal_only is None or pid in signal_only:
+                proc.send_signal(signal.SIGTERM)
             procs.append(proc)
         except psutil.Error:
             continue
@@ -391,9 +395,29 @@ def stop(folder: Path) -> bool:
     pids: list[int] = []
     for pid in [*state.get("worker_pids", []), state["head_pid"]]:
         pids += _tree(pid)
-    _kill(sorted(set(pids)))
+    # The GCS last, and through the head's `ray start`: a raylet told to stop unregisters its
+    # node with the GCS and, with the GCS gone, waits that call out (10 s); the GCS and the
+    # head's `ray start` signalled together each outlive SIGTERM (10 s more), while the head
+    # alone ends its GCS and itself in about 2 s.
+    head = state["head_pid"]
+    last = {head, *_gcs_servers(pids)}
+    _kill(sorted(set(pids) - last))
+    _kill(sorted(last | set(_tree(head))), signal_only={head})
     (Path(folder) / STATE_FILE).unlink(missing_ok=True)
     return True
+
+
+def _gcs_servers(pids: list[int]) -> list[int]:
+    import psutil
+
+    found = []
+    for pid in pids:
+        try:
+            if Path(psutil.Process(pid).exe()).name == "gcs_server":
+                found.append(pid)
+        except (psutil.Error, OSError):
+            continue
+    return found
 
 
 def describe(state: dict[str, Any]) -> str:
