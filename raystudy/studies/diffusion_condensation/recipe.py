@@ -9,17 +9,17 @@ D2C-style (a reconstruction) and balanced-OT subsets.
 
 Launch::
 
-    raystudy sweep diffusion_condensation --profile quick            # 2 CPUs, minutes
+    raystudy sweep diffusion_condensation --profile quick            # 2 CPUs, ~3 minutes
+    raystudy sweep diffusion_condensation --profile digits           # scikit-learn's digits
     raystudy run diffusion_condensation --in-process --set method=gadc --set per_class=5
 
 A trial takes its pool (``data.py``: the class-conditional 8-d Gaussian mixture with a 5 %
 wide tail per class; scikit-learn's digits; CIFAR pickles; ``.npy`` features), selects
 ``per_class`` points per class in the pool's selection space (classes fanned out with
-``ctx.map_chunks``),
-reports the raw subset's metrics once (``subset/*``), then trains a small class-conditional
-DDPM (MLP, DiT's linear schedule) on the subset and reports the metrics of its DDIM samples
-(``eval/*``) on the cadence. Every method of a seed shares the data, the diffusion seed and
-the step count.
+``ctx.map_chunks``), reports the raw subset's metrics once (``subset/*``, ``select/*``),
+then trains a small class-conditional DDPM (MLP, DiT's linear schedule) on the subset and
+reports the metrics of its DDIM samples in the pool's metric space (``eval/*``) on the
+cadence. Every method of a seed shares the data, the diffusion seed and the step count.
 """
 
 from __future__ import annotations
