@@ -39,6 +39,20 @@ class TrialRecord:
         value = self.last.get(name, default)
         return float(value) if isinstance(value, (int, float)) else default
 
+    def last_checkpoint(self) -> dict[str, Any] | None:
+        """The state the trial's newest checkpoint holds (what its loop passed to
+        ``report(..., checkpoint=)``), or None: no checkpoint, or the run is not local."""
+        from raystudy.platform.context import CHECKPOINT_FILE  # torch: only when asked
+
+        if self.logdir is None:
+            return None
+        files = sorted(Path(self.logdir).glob(f"checkpoint_*/{CHECKPOINT_FILE}"))
+        if not files:
+            return None
+        import torch
+
+        return torch.load(files[-1], weights_only=False)
+
 
 @dataclass
 class RunResults:

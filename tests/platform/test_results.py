@@ -24,3 +24,17 @@ def test_a_step_redone_after_a_restore_is_read_once_the_later_report_kept(tmp_pa
     assert [(r["training_iteration"], r["leg"]) for r in only.history] == [
         (1, "a"), (2, "b"), (3, "b"), (4, "b")]
     assert only.status == "finished"
+
+
+def test_last_checkpoint_is_the_newest_state_or_none(tmp_path):
+    import torch
+
+    from raystudy.platform.results import TrialRecord
+
+    trial = TrialRecord("t0", {}, "finished", logdir=tmp_path)
+    assert trial.last_checkpoint() is None
+    assert TrialRecord("t1", {}, "finished").last_checkpoint() is None  # not a local run
+    for i in (0, 2, 1):
+        (tmp_path / f"checkpoint_{i:06d}").mkdir()
+        torch.save({"step": i}, tmp_path / f"checkpoint_{i:06d}" / "state.pt")
+    assert trial.last_checkpoint() == {"step": 2}

@@ -5,6 +5,7 @@ from .diffusion import Denoiser, GaussianDiffusion, gaussian_eps_fn, model_eps_f
 from .metrics import (
     class_accuracy,
     frechet_distance,
+    knn_radii,
     median_bandwidth,
     mmd2_unbiased,
     precision_recall_knn,
@@ -32,7 +33,7 @@ from .select import (
 
 __all__ = ["METHODS", "Denoiser", "GaussianDiffusion", "SelectionObjective", "brute_force",
            "class_accuracy", "frechet_distance", "gadc_shipped_cost", "gaussian_eps_fn",
-           "greedy_select", "herding", "kcenter_greedy", "median_bandwidth", "mmd2_unbiased",
-           "model_eps_fn", "partial_lp", "partial_ot", "partial_ot_exact",
+           "greedy_select", "herding", "kcenter_greedy", "knn_radii", "median_bandwidth",
+           "mmd2_unbiased", "model_eps_fn", "partial_lp", "partial_ot", "partial_ot_exact",
            "precision_recall_knn", "row_error", "select_class", "select_subset",
            "sliced_wasserstein", "swap_refine", "tail_recall"]

@@ -84,7 +84,7 @@ def sliced_wasserstein(X: np.ndarray, Y: np.ndarray, projections_count: int = 12
     return float(np.mean(w) ** (1 / p))
 
 
-def _radii(ref: np.ndarray, k: int) -> np.ndarray:
+def knn_radii(ref: np.ndarray, k: int) -> np.ndarray:
     """Distance of each point of ``ref`` to its k-th nearest other point of ``ref``."""
     d = np.sqrt(sqdist(ref, ref))
     return np.partition(d, k, axis=1)[:, k]  # column 0 is the point itself (ADM's kth)
@@ -97,8 +97,8 @@ def _inside(ref: np.ndarray, radius: np.ndarray, q: np.ndarray) -> np.ndarray:
 
 def precision_recall_knn(real: np.ndarray, fake: np.ndarray, k: int = 3) -> tuple[float, float]:
     """ADM's estimator (module doc): (precision, recall)."""
-    precision = float(_inside(real, _radii(real, k), fake).mean())
-    recall = float(_inside(fake, _radii(fake, k), real).mean())
+    precision = float(_inside(real, knn_radii(real, k), fake).mean())
+    recall = float(_inside(fake, knn_radii(fake, k), real).mean())
     return precision, recall
 
 
@@ -106,7 +106,7 @@ def tail_recall(tail: np.ndarray, fake: np.ndarray, k: int = 3) -> float:
     """Share of held-out low-density points ``tail`` inside the k-NN manifold of ``fake``."""
     if len(tail) == 0:
         return float("nan")
-    return float(_inside(fake, _radii(fake, k), tail).mean())
+    return float(_inside(fake, knn_radii(fake, k), tail).mean())
 
 
 def class_accuracy(log_probs: np.ndarray, labels: np.ndarray) -> float:

@@ -37,6 +37,17 @@ def _augment(C: torch.Tensor, kappa: float, dummy: float | torch.Tensor = 0.0):
     return C_aug, mu, nu
 
 
+def marginals(C: torch.Tensor, kappa: float
+              ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(C_aug, mu, nu)``: the cost with the dummy row and the marginals it balances (at
+    kappa = 1 the balanced problem: C itself, 1/K and 1/n)."""
+    if kappa != 1.0:
+        return _augment(C, kappa)
+    K, n = C.shape[-2], C.shape[-1]
+    return (C, torch.full((K,), 1.0 / K, dtype=C.dtype, device=C.device),
+            torch.full((n,), 1.0 / n, dtype=C.dtype, device=C.device))
+
+
 def partial_ot(C: torch.Tensor, kappa: float, eps: float, iterations: int | None = None,
                tol: float = 1e-9, max_iterations: int = 500
                ) -> tuple[torch.Tensor, torch.Tensor]:
@@ -48,11 +59,7 @@ def partial_ot(C: torch.Tensor, kappa: float, eps: float, iterations: int | None
     """
     C = torch.as_tensor(C, dtype=torch.float64)
     K = C.shape[-2]
-    if kappa == 1.0:  # balanced: no dummy row
-        C_aug, mu, nu = C, torch.full((K,), 1.0 / K, dtype=C.dtype, device=C.device), \
-            torch.full((C.shape[-1],), 1.0 / C.shape[-1], dtype=C.dtype, device=C.device)
-    else:
-        C_aug, mu, nu = _augment(C, kappa)
+    C_aug, mu, nu = marginals(C, kappa)
     if iterations is None:
         # eps-scaling: from a temperature where exp(-C/eps) spans e^8 per row, halve eps
         # to the target, each stage's potentials (in units of its eps) starting the next
@@ -112,11 +119,12 @@ def _semidual_newton(M: torch.Tensor, mu: torch.Tensor, nu: torch.Tensor, tol: f
     ridge = 1e-14 * torch.eye(R, dtype=M.dtype, device=M.device)
     for _ in range(max_iterations):
         T = pi * nu.unsqueeze(-2)
-        grad = mu - T.sum(-1)
+        rows = T.sum(-1)
+        grad = mu - rows
         err = grad.abs().sum(-1)
         if float(err.max()) < tol:
             break
-        A = torch.diag_embed(T.sum(-1)) - T @ pi.transpose(-2, -1) + ones + ridge
+        A = torch.diag_embed(rows) - T @ pi.transpose(-2, -1) + ones + ridge
         step = torch.linalg.solve(A, grad)
         slope = (grad * step).sum(-1)
         t = torch.ones_like(F)
@@ -127,6 +135,9 @@ def _semidual_newton(M: torch.Tensor, mu: torch.Tensor, nu: torch.Tensor, tol: f
             if bool(ok.all()):
                 break
             t = torch.where(ok, t, t / 2)
+        if bool(ok.all()):  # the last trial point is the new iterate, F and pi with it
+            f, F, pi = f + t.unsqueeze(-1) * step, F_new, pi_new
+            continue
         g = log_nu - torch.logsumexp(M + f.unsqueeze(-1), dim=-2)
         sweep = log_mu - torch.logsumexp(M + g.unsqueeze(-2), dim=-1)
         f = torch.where(ok.unsqueeze(-1), f + t.unsqueeze(-1) * step, sweep)

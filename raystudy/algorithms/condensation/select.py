@@ -14,7 +14,7 @@ from itertools import combinations
 import numpy as np
 import torch
 
-from .partial_ot import gadc_shipped_cost, partial_ot, partial_ot_exact
+from .partial_ot import gadc_shipped_cost, partial_ot, partial_ot_exact, row_error
 
 
 def sqdist(X: np.ndarray, Y: np.ndarray) -> np.ndarray:
@@ -58,7 +58,7 @@ class SelectionObjective:
         J = (ot.numpy() + self.moment_weight * self.scale_match * moment
              + self.ce_weight * ce_term)
         return {"J": J, "ot": ot.numpy(), "moment": moment, "ce": ce_term,
-                "row_err": (plan.sum(-1) - 1.0 / K).abs().sum(-1).numpy()}
+                "row_err": row_error(plan).numpy()}
 
     def J(self, X, D, sets, ce=None) -> np.ndarray:
         return self.terms(X, D, np.atleast_2d(sets), ce)["J"]

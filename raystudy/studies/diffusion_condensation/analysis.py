@@ -21,7 +21,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 from matplotlib.figure import Figure
 
 from raystudy import Analysis, Claim, RunResults, Table, claims
@@ -39,10 +38,15 @@ def collect(results: RunResults) -> dict[tuple[int, str], dict[int, dict[str, fl
     out: dict[tuple[int, str], dict[int, dict[str, float]]] = defaultdict(dict)
     for t, merged in reported(results):
         cfg = t.config
-        if float(cfg.get("kappa", 1.05)) != 1.05 or float(cfg.get("eps_rel", 0.05)) != 0.05:
+        if not default_cell(cfg):
             continue  # the ablation's cells are tabulated, not in the claims
         out[(int(cfg["per_class"]), str(cfg["method"]))][int(cfg["seed"])] = merged
     return out
+
+
+def default_cell(cfg: dict[str, Any]) -> bool:
+    """The trial ran at the default kappa and temperature (not an ablation cell)."""
+    return float(cfg.get("kappa", 1.05)) == 1.05 and float(cfg.get("eps_rel", 0.05)) == 0.05
 
 
 def reported(results: RunResults) -> list[tuple[Any, dict[str, float]]]:
@@ -154,14 +158,6 @@ def swap_family(runs: Any, ipc: int) -> list[Claim]:
     return [*(claims.holm_family(tests, "2 tests") if tests else []), *missing]
 
 
-def last_state(trial: Any) -> dict[str, Any] | None:
-    """The trial's last checkpoint (the subset and the trained denoiser), where local."""
-    if trial.logdir is None:
-        return None
-    files = sorted(Path(trial.logdir).glob("checkpoint_*/state.pt"))
-    return torch.load(files[-1], weights_only=False) if files else None
-
-
 def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[str, Path]]:
     """Per method, one seed's selected points and its model's samples, on the pool's first
     two principal axes (the held-out data in grey)."""
@@ -176,13 +172,12 @@ def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[st
     cells = {}
     for t in results.trials:
         c = t.config
-        if (int(c.get("per_class", -1)) == ipc and float(c.get("kappa", 1.05)) == 1.05
-                and float(c.get("eps_rel", 0.05)) == 0.05):
+        if int(c.get("per_class", -1)) == ipc and default_cell(c):
             cells.setdefault(int(c["seed"]), {})[str(c["method"])] = t
     if not cells:
         return []
     seed = min(cells, key=lambda s: (-len(cells[s]), s))
-    states = {meth: last_state(t) for meth, t in sorted(cells[seed].items())}
+    states = {meth: t.last_checkpoint() for meth, t in sorted(cells[seed].items())}
     states = {k: v for k, v in states.items() if v is not None}
     if not states:
         return []

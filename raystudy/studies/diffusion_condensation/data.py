@@ -29,6 +29,7 @@ import numpy as np
 import torch
 
 from raystudy import DataError, MissingDataError
+from raystudy.algorithms.condensation import knn_radii
 
 
 @dataclass
@@ -41,6 +42,7 @@ class Pool:
     ce_train: np.ndarray  # (N,) the selection classifier's cross-entropy on the true class
     rarity_train: np.ndarray  # (N,) larger = rarer (D2C-style difficulty, the tail share)
     tail_test: np.ndarray  # (M,) bool: the held-out low-density tail
+    e_test: np.ndarray  # (M, d_e) the held-out data in the metrics' feature space
     embed: Callable[[np.ndarray], np.ndarray]  # data space -> the metrics' feature space
     log_probs: Callable[[np.ndarray], np.ndarray]  # data space -> (n, C) evaluation classifier
 
@@ -118,7 +120,7 @@ def mixture_pool(seed: int, classes: int, dim: int, n_train: int, n_test: int) -
     rows = np.arange(len(m.y_train))
     return Pool(m.x_train, m.y_train, m.x_test, m.y_test, m.x_train,
                 -bayes_log_probs(m, m.x_train)[rows, m.y_train],
-                -log_density(m, m.x_train)[rows, m.y_train], m.tail_test,
+                -log_density(m, m.x_train)[rows, m.y_train], m.tail_test, m.x_test,
                 embed=lambda x: x, log_probs=lambda x: bayes_log_probs(m, x))
 
 
@@ -150,12 +152,6 @@ def train_classifier(x: np.ndarray, y: np.ndarray, hidden: int, seed: int,
     return net.eval()
 
 
-def knn_distance(x: np.ndarray, ref: np.ndarray, k: int, same: bool) -> np.ndarray:
-    """Distance of each row of x to its k-th nearest row of ref (itself excluded if same)."""
-    d = np.sqrt(np.maximum(((x[:, None, :] - ref[None]) ** 2).sum(-1), 0.0))
-    return np.sort(d, axis=1)[:, k if same else k - 1]
-
-
 def labelled_pool(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
                   y_test: np.ndarray, seed: int) -> Pool:
     """A Pool of real data: two classifiers trained here, A (32 hidden, seed) for the
@@ -179,11 +175,11 @@ def labelled_pool(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
     rarity = np.zeros(len(y_train))
     for c in np.unique(y_train):
         idx = np.flatnonzero(y_train == c)
-        rarity[idx] = knn_distance(select_x[idx], select_x[idx], 5, same=True)
+        rarity[idx] = knn_radii(select_x[idx], 5)
     embedded = features(b, x_test)
-    spread = knn_distance(embedded, embedded, 5, same=True)
+    spread = knn_radii(embedded, 5)
     tail = spread > np.quantile(spread, 0.95)
-    return Pool(x_train, y_train, x_test, y_test, select_x, ce, rarity, tail,
+    return Pool(x_train, y_train, x_test, y_test, select_x, ce, rarity, tail, embedded,
                 embed=lambda x: features(b, x), log_probs=log_probs)
 
 
@@ -204,11 +200,8 @@ def split_per_class(x: np.ndarray, y: np.ndarray, n_train: int, n_test: int, see
 
 
 def digits_pool(seed: int, n_train: int, n_test: int) -> Pool:
-    try:
-        from sklearn.datasets import load_digits
-    except ImportError:
-        raise MissingDataError("data=digits needs scikit-learn: pip install "
-                               "'raystudy[condensation]'") from None
+    from sklearn.datasets import load_digits  # the config checks it is installed
+
     bunch = load_digits()
     x = bunch.data / 8.0 - 1.0
     return labelled_pool(*split_per_class(x, bunch.target, n_train, n_test, seed), seed)
@@ -217,19 +210,23 @@ def digits_pool(seed: int, n_train: int, n_test: int) -> Pool:
 CIFAR10 = ("data_batch_1", "data_batch_2", "data_batch_3", "data_batch_4", "data_batch_5")
 
 
+def cifar_layout(root: Path) -> tuple[list[str], list[str], bytes]:
+    """The pickles of a CIFAR-10 or CIFAR-100 folder (train files, test files, label key)."""
+    if all((root / f).is_file() for f in CIFAR10) and (root / "test_batch").is_file():
+        return list(CIFAR10), ["test_batch"], b"labels"
+    if (root / "train").is_file() and (root / "test").is_file():
+        return ["train"], ["test"], b"fine_labels"
+    raise MissingDataError(
+        f"data=cifar: no CIFAR-10 (data_batch_1..5, test_batch) or CIFAR-100 (train, test) "
+        f"python pickles in {root}; extract cifar-10-python.tar.gz or cifar-100-python.tar.gz "
+        "from https://www.cs.toronto.edu/~kriz/cifar.html there")
+
+
 def read_cifar(path: str | Path) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """CIFAR-10 (data_batch_1..5, test_batch) or CIFAR-100 (train, test) python pickles:
     pixels ``(n, 3072)`` uint8 and labels."""
     root = Path(path)
-    if all((root / f).is_file() for f in CIFAR10) and (root / "test_batch").is_file():
-        train, test, key = list(CIFAR10), ["test_batch"], b"labels"
-    elif (root / "train").is_file() and (root / "test").is_file():
-        train, test, key = ["train"], ["test"], b"fine_labels"
-    else:
-        raise MissingDataError(
-            f"data=cifar: no CIFAR-10 (data_batch_1..5, test_batch) or CIFAR-100 (train, "
-            f"test) python pickles in {root}; extract cifar-10-python.tar.gz or "
-            "cifar-100-python.tar.gz from https://www.cs.toronto.edu/~kriz/cifar.html there")
+    train, test, key = cifar_layout(root)
 
     def load(names: list[str]) -> tuple[np.ndarray, np.ndarray]:
         xs, ys = [], []
@@ -324,7 +321,4 @@ def check_source(data: str, path: str) -> None:
     if data == "features":
         read_features(path, mmap=True)
     elif data == "cifar":
-        root = Path(path)
-        ten = all((root / f).is_file() for f in (*CIFAR10, "test_batch"))
-        if not ten and not ((root / "train").is_file() and (root / "test").is_file()):
-            read_cifar(root)  # raises the one-line MissingDataError
+        cifar_layout(Path(path))

@@ -24,6 +24,7 @@ cadence. Every method of a seed shares the data, the diffusion seed and the step
 
 from __future__ import annotations
 
+import importlib.util
 import time
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal
@@ -121,11 +122,15 @@ class CondensationConfig:
         if self.data in ("cifar", "features") and not self.data_path:
             raise ValueError(f"data={self.data} needs data_path (the folder to read)")
         if self.ot_solver == "exact":
-            try:
-                import ot  # noqa: F401
-            except ImportError:
-                raise ValueError("ot_solver=exact needs POT: pip install "
-                                 "'raystudy[condensation]'") from None
+            require("ot", "ot_solver=exact needs POT")
+        if self.data == "digits":
+            require("sklearn", "data=digits needs scikit-learn")
+
+
+def require(module: str, what: str) -> None:
+    """A ValueError (one line, exit 2) naming the extra when ``module`` is not installed."""
+    if importlib.util.find_spec(module) is None:
+        raise ValueError(f"{what}: pip install 'raystudy[condensation]'")
 
 
 # ----------------------------------------------------------------------------- selection
@@ -157,13 +162,12 @@ def metrics(pool: Pool, x: np.ndarray, y: np.ndarray, h: float) -> dict[str, flo
     """Fidelity/coverage of points ``x`` (labels ``y``, data space) against the held-out
     data, in the pool's metric space."""
     rng = np.random.default_rng(0)
-    ref_all = pool.embed(pool.x_test)
-    ref = ref_all[rng.choice(len(ref_all), min(len(ref_all), 2000), replace=False)]
+    ref = pool.e_test[rng.choice(len(pool.e_test), min(len(pool.e_test), 2000), replace=False)]
     e = pool.embed(x)
     p, r = precision_recall_knn(ref, e, 3)
     return {"mmd2": mmd2_unbiased(e, ref, h), "fd": frechet_distance(e, ref),
             "swd": sliced_wasserstein(e, ref), "precision": p, "recall": r,
-            "tail_recall": tail_recall(ref_all[pool.tail_test], e, 3),
+            "tail_recall": tail_recall(pool.e_test[pool.tail_test], e, 3),
             "class_acc": class_accuracy(pool.log_probs(x), y)}
 
 
@@ -189,7 +193,7 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
     torch.set_num_threads(config.threads)
     c = config
     m = pool_of(c)
-    h = median_bandwidth(m.embed(m.x_test[:1000]))
+    h = median_bandwidth(m.e_test[:1000])
     state = ctx.load_checkpoint()
     diff = GaussianDiffusion(1000)
     if state is None:

@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 from raystudy import Analysis, Claim, RunResults, Table, claims
 from raystudy.algorithms import stats
@@ -136,14 +135,6 @@ def nll_claims(trials: list, h: int) -> tuple[list[Claim], list[list[Any]]]:
     return out, rows
 
 
-def load_state(trial) -> dict | None:
-    """The trial's last checkpoint (the learned prior and example predictions), if local."""
-    if trial.logdir is None:
-        return None
-    files = sorted(Path(trial.logdir).glob("checkpoint_*/state.pt"))
-    return torch.load(files[-1], weights_only=False) if files else None
-
-
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     """Metric table, metrics vs corpus size, learned vs true covariance, example forecasts."""
     trials = _finished(results)
@@ -177,7 +168,7 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
             best[c["task.family"]] = (rank, trial)
     notes = []
     for family, (_, trial) in sorted(best.items()):
-        state = load_state(trial)
+        state = trial.last_checkpoint()
         if state is None:
             notes.append(f"{family}: no local checkpoint of trial {trial.trial_id}, "
                          "no covariance or example figure")

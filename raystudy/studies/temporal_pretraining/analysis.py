@@ -140,25 +140,34 @@ def per_year_table(runs: Runs) -> Table:
                  *map(str, years)], rows)
 
 
+def accuracy_matrix(runs: Runs, k: tuple[str, float]
+                    ) -> tuple[list[int], list[int], np.ndarray, float]:
+    """A schedule's accuracy per question year (columns) at each yearly checkpoint (rows,
+    the years trained through), means over seeds; and chance."""
+    hist = [[r for r in v["_history"] if "eval/acc_last" in r] for v in runs[k].values()]
+    n = min(len(hh) for hh in hist)
+    years = years_of(hist[0][n - 1])
+    matrix = np.array([[np.mean([hh[i][f"eval/acc_{y}"] for hh in hist]) for y in years]
+                       for i in range(n)])
+    return ([int(hist[0][i]["train/year"]) for i in range(n)], years, matrix,
+            float(hist[0][n - 1]["eval/chance"]))
+
+
 def forgetting_tables(runs: Runs, h: float) -> list[Table]:
-    """Per schedule of the pair: accuracy on each question year (columns) at each yearly
-    checkpoint (rows), means over seeds; a column falling down the rows is forgetting."""
+    """The accuracy matrix of each schedule of the pair; a column falling down the rows is
+    forgetting."""
     tables = []
     for k in (("sequential", h), ("shuffled", h)):
         if k not in runs:
             continue
-        hist = [[r for r in v["_history"] if "eval/acc_last" in r] for v in runs[k].values()]
-        n = min(len(hh) for hh in hist)
-        years = years_of(hist[0][n - 1])
-        rows = [[int(hist[0][i]["train/year"]), *[
-            float(np.mean([hh[i][f"eval/acc_{y}"] for hh in hist])) for y in years]]
-            for i in range(n)]
+        trained, years, matrix, _ = accuracy_matrix(runs, k)
+        rows = [[t, *map(float, row)] for t, row in zip(trained, matrix, strict=True)]
         tables.append(Table(f"Forgetting matrix: {k[0]} (hist_share {k[1]:g}), accuracy per "
                             "question year after each year of training", [
                                 "trained through", *map(str, years)], rows,
-                            note=f"means over {len(hist)} seeds; eval/forgetting = the mean "
-                                 "over years of (best accuracy from the year's own checkpoint "
-                                 "on) - (final accuracy)"))
+                            note=f"means over {len(runs[k])} seeds; eval/forgetting = the "
+                                 "mean over years of (best accuracy from the year's own "
+                                 "checkpoint on) - (final accuracy)"))
     return tables
 
 
@@ -169,14 +178,10 @@ def figure(runs: Runs, h: float, figures_dir: Path) -> list[tuple[str, Path]]:
     fig = Figure(figsize=(4.6 * len(schedules), 3.4), layout="constrained")
     axes = np.atleast_1d(fig.subplots(1, len(schedules), sharey=True))
     for ax, k in zip(axes, schedules, strict=True):
-        hist = [v["_history"] for v in runs[k].values()]
-        evals = [r for r in hist[0] if "eval/acc_last" in r]
-        xs = [r["train/year"] for r in evals]
-        for y in years_of(evals[-1]):
-            ys = [np.mean([[r for r in hh if "eval/acc_last" in r][i][f"eval/acc_{y}"]
-                           for hh in hist]) for i in range(len(evals))]
-            ax.plot(xs, ys, "o-", ms=3, label=str(y))
-        ax.axhline(float(evals[-1]["eval/chance"]), color="grey", lw=0.8, ls=":")
+        trained, years, matrix, chance = accuracy_matrix(runs, k)
+        for j, y in enumerate(years):
+            ax.plot(trained, matrix[:, j], "o-", ms=3, label=str(y))
+        ax.axhline(chance, color="grey", lw=0.8, ls=":")
         ax.set(title=f"{k[0]} (hist_share {k[1]:g})", xlabel="trained through year",
                ylabel="dated cloze accuracy")
     axes[0].legend(title="question year", fontsize=6, title_fontsize=7, ncol=2, loc="upper left")

@@ -17,7 +17,7 @@ from raystudy.algorithms.condensation import (
     select_subset,
     swap_refine,
 )
-from raystudy.algorithms.condensation.partial_ot import _augment, _sinkhorn_log
+from raystudy.algorithms.condensation.partial_ot import _sinkhorn_log, marginals
 from raystudy.algorithms.condensation.select import kcenter_radius, sqdist
 
 
@@ -60,9 +60,7 @@ def test_newton_solves_what_sinkhorn_converges_to(kappa, eps_rel):
     cost, plan = partial_ot(C, kappa, eps, None, tol=1e-10)
     assert float((plan.sum(-1) - 1 / 3).abs().sum(-1).max()) < 1e-10
     assert (plan.sum(-2) <= kappa / 15 + 1e-12).all()
-    C_aug, mu, nu = (C, torch.full((3,), 1 / 3, dtype=C.dtype),
-                     torch.full((15,), 1 / 15, dtype=C.dtype)) if kappa == 1.0 else _augment(
-                         C, kappa)
+    C_aug, mu, nu = marginals(C, kappa)
     reference = _sinkhorn_log(-C_aug / eps, mu, nu, 20_000)[..., :3, :]
     assert torch.allclose(plan, reference, atol=1e-9)
     assert torch.allclose(cost, (reference * C).sum((-2, -1)), rtol=1e-9)
@@ -75,7 +73,7 @@ def test_balanced_at_low_temperature_sinkhorn_crawls_towards_newton():
     eps = 0.02 * float(C.median())
     _, plan = partial_ot(C, 1.0, eps, None, tol=1e-10)
     assert float((plan.sum(-1) - 1 / 3).abs().sum(-1).max()) < 1e-10
-    mu, nu = torch.full((3,), 1 / 3, dtype=C.dtype), torch.full((15,), 1 / 15, dtype=C.dtype)
+    _, mu, nu = marginals(C, 1.0)
     gaps = [float((_sinkhorn_log(-C / eps, mu, nu, n) - plan).abs().max())
             for n in (2_000, 20_000)]
     assert gaps[1] < gaps[0] / 2 and gaps[1] > 1e-7
