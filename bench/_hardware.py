@@ -10,7 +10,12 @@ import platform
 
 import torch
 
-from raystudy.algorithms.optim.polar import cpu_has_amx_bf16, cpu_has_native_bf16
+from raystudy.algorithms.optim.polar import (
+    cpu_bf16_speedup,
+    cpu_has_amx_bf16,
+    cpu_has_native_bf16,
+    default_polar_dtype,
+)
 
 
 def cpu_model() -> str:
@@ -35,7 +40,16 @@ def describe() -> str:
     cuda = f"; CUDA {torch.cuda.get_device_name()}" if torch.cuda.is_available() else "; no CUDA"
     return (f"ran on: {cpu_model()}, {torch.get_num_threads()} torch thread(s), native bf16: "
             f"{'yes' if native_bf16() else 'no (emulated)'}"
-            f"{', AMX' if cpu_has_amx_bf16() else ''}{cuda}; torch {torch.__version__}")
+            f"{', AMX' if cpu_has_amx_bf16() else ''}{polar_choice()}{cuda}; "
+            f"torch {torch.__version__}")
+
+
+def polar_choice() -> str:
+    """The CPU's default Newton-Schulz precision and the timing that chose it."""
+    dtype = str(default_polar_dtype(torch.zeros(2, 2))).removeprefix("torch.")
+    if not cpu_has_native_bf16():
+        return f"; Newton-Schulz default {dtype}"
+    return f"; Newton-Schulz default {dtype} (bf16 measured {cpu_bf16_speedup():.2f}x fp32's speed)"
 
 
 def verdict(applies: bool, passed: bool) -> str:

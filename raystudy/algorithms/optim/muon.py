@@ -20,8 +20,9 @@ Symbols and defaults (identical to ``torch.optim.Muon``): :math:`\gamma` ``lr``
 
 Differences from ``torch.optim.Muon``:
 
-* ``ns_dtype``: iteration precision; ``None`` = bf16 on CUDA, fp32 on CPU (torch
-  always uses bf16, about 14x slower on CPUs without bf16 matmul). With
+* ``ns_dtype``: iteration precision; ``None`` = bf16 on CUDA and on CPUs where it
+  is measured faster, else fp32 (``polar.default_polar_dtype``; torch always uses bf16,
+  about 14x slower on CPUs without bf16 matmul). With
   ``ns_dtype=torch.bfloat16`` the result equals torch's.
 * parameters with ``ndim > 2`` (conv kernels ``(out, in, kh, kw)``) are flattened
   to :math:`(m, n) = (\text{out}, -1)`, and :math:`s(m, n)` is read from that
@@ -82,7 +83,7 @@ class Muon(Optimizer):
         eps: lower bound of the normalising Frobenius norm (default 1e-7).
         ns_steps: Newton–Schulz steps (default 5).
         adjust_lr_fn: ``None``, ``"original"`` or ``"match_rms_adamw"`` (default None).
-        ns_dtype: Newton–Schulz precision (default None: bf16 on CUDA, fp32 on CPU).
+        ns_dtype: Newton–Schulz precision (default None: ``polar.default_polar_dtype``).
     """
 
     uses_loss = False

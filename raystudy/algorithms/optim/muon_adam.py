@@ -25,7 +25,7 @@ Args (all classes): ``params`` (param groups with ``"matrix": bool``, e.g. from
 ``lr`` :math:`\alpha` (1e-3), ``weight_decay`` :math:`\lambda` (0.1), ``rho``
 :math:`\rho` (10), ``momentum`` :math:`\mu` (0.95), ``betas`` (0.95, 0.95),
 ``eps`` (1e-8), ``polar_method`` ("polar_express"), ``ns_steps`` (5),
-``ns_dtype`` (None: bf16 on CUDA, fp32 on CPU), ``stale_nuclear_norm`` (True);
+``ns_dtype`` (None: ``polar.default_polar_dtype``), ``stale_nuclear_norm`` (True);
 Momo only: ``f_star`` :math:`F^*` (0), ``positive_part`` (True).
 """
 

@@ -39,10 +39,14 @@ Methods:
 * ``"svd"``: exact :math:`U\,\mathrm{diag}(\mathbb 1[s>\text{tol}])\,V^\top`
   (zero singular values map to zero, as they do under the polynomials); for tests.
 
-Precision: ``dtype=None`` runs the iteration in bf16 on CUDA and on CPUs with AMX, and in
-``promote(G.dtype, float32)`` elsewhere: where bf16 matmul is emulated it is about 14x
-slower than fp32, and with ``avx512_bf16`` alone fp32 is still the faster one
-(:func:`default_polar_dtype`). The result is returned in ``G.dtype``.
+Precision: ``dtype=None`` runs the iteration in bf16 on CUDA and on CPUs where bf16 is
+measured to be the faster precision, and in ``promote(G.dtype, float32)`` elsewhere
+(:func:`default_polar_dtype`). CPUs differ: where bf16 matmul is emulated it is about 14x
+slower than fp32; with ``avx512_bf16`` it was 1.5x slower on one Intel Xeon and 1.7x
+faster on an AMD EPYC; with AMX 2.1x faster. So on a CPU with native bf16 one short
+timing of the iteration in both precisions decides, once per process and thread count
+(:func:`cpu_bf16_speedup`); ``RAYSTUDY_CPU_POLAR_DTYPE`` (``bfloat16`` or ``float32``)
+pins the choice, e.g. for a cluster of mixed CPUs. The result is returned in ``G.dtype``.
 
 Shapes: ``G`` is ``(..., m, n)``; leading dimensions are a batch.
 """
@@ -50,6 +54,8 @@ Shapes: ``G`` is ``(..., m, n)``; leading dimensions are a batch.
 from __future__ import annotations
 
 import functools
+import os
+import time
 
 import torch
 from torch import Tensor
@@ -95,26 +101,56 @@ def cpu_has_native_bf16() -> bool:
 
 
 def cpu_has_amx_bf16() -> bool:
-    """True when the CPU has AMX tiles for bf16 (``amx_bf16``), where bf16 beats fp32.
-
-    Measured with ``bench/optim_step.py --threads 1 --cpu-only``: with AMX (Intel Xeon,
-    2026-12-02) bf16 Newton-Schulz is about 2.1x faster than fp32; with ``avx512_bf16``
-    alone (the Intel Xeon of issue 33) fp32 is the faster one (14.1 vs 20.8 ms a step).
-    """
+    """True when the CPU has AMX tiles for bf16 (``amx_bf16``)."""
     return "amx_bf16" in _cpu_flags()
 
 
+BF16_MIN_SPEEDUP = 1.2   # bf16 must be clearly faster to replace fp32 (its 3 digits cost accuracy)
+CPU_POLAR_DTYPE_ENV = "RAYSTUDY_CPU_POLAR_DTYPE"
+
+
+@functools.lru_cache(maxsize=8)
+def _cpu_bf16_speedup(threads: int) -> float:
+    G = torch.randn(4, 128, 512, generator=torch.Generator().manual_seed(0))
+    schedule = [JORDAN_COEFFICIENTS] * 2
+    best = {torch.float32: float("inf"), torch.bfloat16: float("inf")}
+    for _ in range(6):                       # interleaved, minimum: robust to a busy core
+        for dtype in best:
+            start = time.perf_counter()
+            newton_schulz(G, schedule, dtype)
+            best[dtype] = min(best[dtype], time.perf_counter() - start)
+    return best[torch.float32] / best[torch.bfloat16]
+
+
+def cpu_bf16_speedup() -> float:
+    """fp32 time / bf16 time of a short batched Newton-Schulz chain on this CPU.
+
+    Timed once per process and torch thread count (about 10 ms; the global RNG is not
+    touched); 0.0 without native bf16, where bf16 matmul is emulated and never faster.
+    """
+    if not cpu_has_native_bf16():
+        return 0.0
+    return _cpu_bf16_speedup(torch.get_num_threads())
+
+
 def default_polar_dtype(G: Tensor) -> torch.dtype:
-    """The faster precision that keeps accuracy: bf16 on CUDA and on CPUs with AMX;
+    """The faster precision that keeps accuracy: bf16 on CUDA and on CPUs where bf16 is at
+    least ``BF16_MIN_SPEEDUP`` times faster (or ``RAYSTUDY_CPU_POLAR_DTYPE`` says so);
     otherwise ``G.dtype``, at least float32 (``ns_dtype`` overrides either).
 
     A float64 input is kept in float64 (exactness tests ask for it).
     """
     if G.is_cuda:
         return torch.bfloat16
-    if G.dtype != torch.float64 and cpu_has_amx_bf16():
-        return torch.bfloat16
-    return torch.promote_types(G.dtype, torch.float32)
+    exact = torch.promote_types(G.dtype, torch.float32)
+    if G.dtype == torch.float64:
+        return exact
+    pinned = os.environ.get(CPU_POLAR_DTYPE_ENV, "")
+    if pinned:
+        if pinned not in ("bfloat16", "float32"):
+            raise ValueError(f"{CPU_POLAR_DTYPE_ENV}={pinned!r}: use bfloat16 or float32")
+        return torch.bfloat16 if pinned == "bfloat16" else exact
+    return torch.bfloat16 if cpu_bf16_speedup() >= BF16_MIN_SPEEDUP else exact
 
 
 def polar_express_schedule(steps: int) -> list[tuple[float, float, float]]:

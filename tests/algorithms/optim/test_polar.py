@@ -4,8 +4,11 @@ import pytest
 import torch
 
 from raystudy.algorithms.optim.polar import (
+    BF16_MIN_SPEEDUP,
+    CPU_POLAR_DTYPE_ENV,
     POLAR_EXPRESS_COEFFICIENTS,
-    cpu_has_amx_bf16,
+    cpu_bf16_speedup,
+    cpu_has_native_bf16,
     default_polar_dtype,
     polar_factor,
 )
@@ -93,9 +96,34 @@ def test_input_not_modified_and_default_dtype():
     before = G.clone()
     out = polar_factor(G, "jordan", dtype=torch.bfloat16)
     assert torch.equal(G, before) and out.dtype == torch.bfloat16
-    amx = cpu_has_amx_bf16()  # bf16 only where it is the faster precision
-    assert default_polar_dtype(torch.zeros(2, 2)) == (torch.bfloat16 if amx else torch.float32)
+    faster = cpu_bf16_speedup() >= BF16_MIN_SPEEDUP  # bf16 only where it is measured faster
+    assert default_polar_dtype(torch.zeros(2, 2)) == (torch.bfloat16 if faster else torch.float32)
     assert default_polar_dtype(torch.zeros(2, 2, dtype=torch.float64)) == torch.float64
+
+
+def test_cpu_polar_dtype_pinned_by_environment(monkeypatch):
+    monkeypatch.setenv(CPU_POLAR_DTYPE_ENV, "bfloat16")
+    assert default_polar_dtype(torch.zeros(2, 2)) == torch.bfloat16
+    assert default_polar_dtype(torch.zeros(2, 2, dtype=torch.float64)) == torch.float64
+    monkeypatch.setenv(CPU_POLAR_DTYPE_ENV, "float32")
+    assert default_polar_dtype(torch.zeros(2, 2)) == torch.float32
+    monkeypatch.setenv(CPU_POLAR_DTYPE_ENV, "fp8")
+    with pytest.raises(ValueError, match="bfloat16 or float32"):
+        default_polar_dtype(torch.zeros(2, 2))
+
+
+def test_bf16_timing_leaves_the_global_rng_alone():
+    from raystudy.algorithms.optim.polar import _cpu_bf16_speedup
+    _cpu_bf16_speedup.cache_clear()
+    torch.manual_seed(3)
+    expected = torch.rand(3)
+    torch.manual_seed(3)
+    speedup = cpu_bf16_speedup()
+    assert torch.equal(torch.rand(3), expected)
+    if cpu_has_native_bf16():
+        assert speedup > 0.0
+    else:
+        assert speedup == 0.0
 
 
 def test_rejects_vectors_and_unknown_method():
