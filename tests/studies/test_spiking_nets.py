@@ -76,3 +76,48 @@ def test_shrunk_quick_sweep_through_the_cli(tmp_path, ray_session):
     summary = json.loads((run_dir / "summary.json").read_text())
     texts = json.dumps(summary)
     assert "U-C1 soft" in texts and "U-C4" in texts and "U-C3" in texts
+
+
+def fake_results(tmp_path, cells):
+    """RunResults of fake trials: ``cells`` maps (neuron, T, data, overrides) -> acc per
+    seed (a function of the seed)."""
+    from raystudy.platform.results import RunResults, TrialRecord
+
+    base = {"data.name": "digits", "data.timesteps": 1, "train.layers": 1,
+            "train.sparsity_lambda": 0.0, "neuron.learn_eps": True, "neuron.threshold": 0.0,
+            "neuron.dlif_form": "library"}
+    trials = []
+    for (neuron, T, data, extra), acc in cells.items():
+        for seed in range(8):
+            a = acc(seed)
+            last = {"eval/acc": a, "eval/acc_hard": a - 0.1, "eval/acc_tropical": a,
+                    "eval/acc_best_test": a, "eval/spike_rate_soft": 0.3,
+                    "eval/binary_fraction": 0.0, "train/epoch": 1.0}
+            config = {**base, **dict(extra), "neuron.name": neuron, "data.timesteps": T,
+                      "data.name": data, "train.seed": seed}
+            trials.append(TrialRecord(f"{neuron}-{T}-{seed}-{extra}", {}, "finished",
+                                      history=[last], config=config))
+    return RunResults(tmp_path, {}, trials)
+
+
+def test_ablation_variants_are_kept_apart_and_tabulated(tmp_path):
+    from raystudy.studies.spiking_nets.analysis import analyze
+
+    cells = {("ultradlif", 1, "digits", ()): lambda s: 0.6 + 0.01 * s,
+             ("ultradlif", 1, "digits", (("neuron.threshold", 1.0),)): lambda s: 0.3,
+             ("ultradlif", 1, "digits", (("neuron.dlif_form", "readme"),)): lambda s: 0.4,
+             ("ultradlif", 1, "digits", (("neuron.learn_eps", False),)): lambda s: 0.5,
+             ("ultralif", 1, "digits", (("neuron.dlif_form", "readme"),)): lambda s: 0.2,
+             ("sg_lif", 1, "digits", ()): lambda s: 0.5}
+    a = analyze(fake_results(tmp_path, cells), tmp_path)
+    table = next(t for t in a.tables if t.title.startswith("Ablation"))
+    rows = {tuple(r[5:8]): r for r in table.rows if r[4] == "ultradlif"}
+    assert set(rows) == {("learned", "0", "library"), ("learned", "1", "library"),
+                         ("learned", "0", "readme"), ("fixed", "0", "library")}
+    assert rows[("learned", "1", "library")][9] == pytest.approx(0.3)
+    assert rows[("learned", "0", "library")][9] == pytest.approx(0.635)
+    assert rows[("learned", "0", "library")][10].startswith("[0.6")
+    assert not any(r[4] == "ultralif" for r in table.rows)  # one variant: no ablation row
+    # the claims read the library defaults, not whichever variant came last
+    c = next(c for c in a.claims if c.statement.startswith("U-C1 soft: ultradlif"))
+    assert c.effect_size == pytest.approx(0.135)

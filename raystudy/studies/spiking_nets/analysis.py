@@ -7,7 +7,9 @@ the claims, paired over seeds (the unit), Holm within each family:
 * U-C2 (reproduction against the authors' own smooth LIF): UltraLIF, UltraDLIF - soft_lif;
 * U-C3: gain(T = 1) - gain(T = 5) of the U-C1 pairs, ``greater``;
 * U-C4: UltraLIF - SigmaLIF at T = 1 (is it log-sum-exp or the learnable scale?);
-* sparsity and depth: read when the run has them, else ``missing_claim``.
+* sparsity and depth: read when the run has them, else ``missing_claim``;
+* the ablation table: every (eps learned/fixed, theta, UltraDLIF form) variant apart, mean
+  and interval over seeds; the claims read the library defaults' variant.
 
 Accuracy is ``eval/acc`` (test at the best-validation epoch); ``eval/acc_best_test`` (the
 authors' best-test-epoch figure) is tabulated, labelled, and never used in a claim.
@@ -31,29 +33,67 @@ SPARSITY_MARGIN = 0.005
 """Accuracy non-inferiority margin of the sparsity claim (0.5 points)."""
 
 
+LSE_OR_EPS = ("ultralif", "ultraplif", "ultradlif", "ultradplif", "sigmalif")
+"""The neurons with a learnable eps and an Ultra threshold (neuron.learn_eps/threshold)."""
+DEFAULT_VARIANT = ("learned", "0", "library")
+"""(eps, theta, UltraDLIF form) of the library defaults: the variant the claims read."""
+
+Runs = dict[tuple[Any, ...], dict[int, dict[str, float]]]
+
+
 def key(c: dict[str, Any]) -> tuple[str, int, int, float]:
     return (str(c["data.name"]), int(c["data.timesteps"]), int(c["train.layers"]),
             float(c["train.sparsity_lambda"]))
 
 
-def collect(results: RunResults) -> dict[tuple[Any, ...], dict[int, dict[str, float]]]:
-    """(dataset, T, layers, lambda, neuron) -> seed -> last report."""
-    out: dict[tuple[Any, ...], dict[int, dict[str, float]]] = defaultdict(dict)
+def variant(c: dict[str, Any]) -> tuple[str, str, str]:
+    """(eps learned|fixed, theta, dlif form) of a trial; ``-`` where the neuron has no such
+    knob (so the ablation's ultralif x dlif_form trials, identical, share one cell)."""
+    name = str(c["neuron.name"])
+    uses = name in LSE_OR_EPS
+    eps = ("learned" if c.get("neuron.learn_eps", True) else "fixed") if uses else "-"
+    theta = f"{float(c.get('neuron.threshold', 0.0)):g}" if uses else "-"
+    form = str(c.get("neuron.dlif_form", "library")) if name == "ultradlif" else "-"
+    return eps, theta, form
+
+
+def is_default(v: tuple[str, str, str]) -> bool:
+    return all(x in ("-", d) for x, d in zip(v, DEFAULT_VARIANT, strict=True))
+
+
+def collect(results: RunResults) -> Runs:
+    """(dataset, T, layers, lambda, neuron, eps, theta, dlif form) -> seed -> last report."""
+    out: Runs = defaultdict(dict)
     for t in results.trials:
         if not t.history or not t.config or "eval/acc" not in t.history[-1]:
             continue
-        out[(*key(t.config), str(t.config["neuron.name"]))][int(t.config["train.seed"])] = \
+        cell = (*key(t.config), str(t.config["neuron.name"]), *variant(t.config))
+        out[cell][int(t.config["train.seed"])] = \
             {**t.history[-1], "_history": t.history}  # type: ignore[dict-item]
     return out
 
 
-def paired(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]], a: tuple[Any, ...],
+def main_variants(cells: Runs) -> Runs:
+    """(dataset, T, layers, lambda, neuron) -> seed -> report: per neuron cell the library
+    defaults' variant, or the only variant run (a whole sweep under --set)."""
+    by_base: dict[tuple[Any, ...], list[tuple[Any, ...]]] = defaultdict(list)
+    for k in cells:
+        by_base[k[:5]].append(k)
+    out: Runs = {}
+    for base, ks in by_base.items():
+        chosen = [k for k in ks if is_default(k[5:])] or (ks if len(ks) == 1 else [])
+        if chosen:
+            out[base] = cells[chosen[0]]
+    return out
+
+
+def paired(runs: Runs, a: tuple[Any, ...],
            b: tuple[Any, ...], metric_a: str, metric_b: str) -> tuple[list[float], list[float]]:
     seeds = sorted(set(runs.get(a, {})) & set(runs.get(b, {})))
     return ([runs[a][s][metric_a] for s in seeds], [runs[b][s][metric_b] for s in seeds])
 
 
-def family(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]], label: str,
+def family(runs: Runs, label: str,
            pairs: tuple[tuple[str, str], ...], metric: str, base_metric: str,
            T: int = 1) -> list[Claim]:
     datasets = sorted({k[0] for k in runs})
@@ -73,7 +113,7 @@ def family(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]], label: str,
             *missing]
 
 
-def gain_family(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> list[Claim]:
+def gain_family(runs: Runs) -> list[Claim]:
     tests, missing = [], []
     for ds in sorted({k[0] for k in runs}):
         for m, b in PAIRS:
@@ -93,7 +133,7 @@ def gain_family(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> lis
             *missing]
 
 
-def sparsity_claims(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> list[Claim]:
+def sparsity_claims(runs: Runs) -> list[Claim]:
     cells = [k for k in runs if k[3] > 0 and k[4] == "ultraplif"]
     statement = ("U-C5: the sparsity penalty cuts UltraPLIF's spike rate with accuracy "
                  f"non-inferior within {SPARSITY_MARGIN * 100:g} points")
@@ -115,7 +155,7 @@ def sparsity_claims(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) ->
     return out
 
 
-def depth_claims(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> list[Claim]:
+def depth_claims(runs: Runs) -> list[Claim]:
     statement = "U-C6: UltraDLIF loses less accuracy than SG-LIF from 1 to 2 layers at T=1"
     out = []
     for ds in sorted({k[0] for k in runs if k[2] == 2}):
@@ -131,7 +171,7 @@ def depth_claims(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> li
                                         "no 2-layer trials (space depth)")]
 
 
-def accuracy_table(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> Table:
+def accuracy_table(runs: Runs) -> Table:
     rows = []
     for k in sorted(runs):
         r = list(runs[k].values())
@@ -152,7 +192,33 @@ def accuracy_table(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]]) -> 
                       "mode's epoch chosen on its own validation accuracy")
 
 
-def figures(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]],
+def ablation_table(cells: Runs) -> Table | None:
+    """Every variant of a neuron cell run in more than one variant (space ablation): mean
+    and 95 % bootstrap interval over seeds, soft and hard."""
+    bases: dict[tuple[Any, ...], int] = defaultdict(int)
+    for k in cells:
+        bases[k[:5]] += 1
+    rows = []
+    for k in sorted(c for c in cells if bases[c[:5]] > 1):
+        r = list(cells[k].values())
+        row: list[Any] = [*k[:5], k[5], k[6], k[7], len(r)]
+        for m in ("eval/acc", "eval/acc_hard"):
+            v = [x[m] for x in r]
+            ci = stats.bootstrap_mean_ci(v) if len(v) > 1 else (np.nan,) * 2
+            row += [float(np.mean(v)), f"[{ci[0]:.3f}, {ci[1]:.3f}]"]
+        row.append(float(np.mean([x["train/eps"] for x in r])) if "train/eps" in r[0] else "-")
+        rows.append(row)
+    if not rows:
+        return None
+    return Table("Ablation: eps learned vs fixed, threshold, UltraDLIF form (space ablation)",
+                 ["data", "T", "layers", "lambda", "neuron", "eps", "theta", "dlif form",
+                  "seeds", "acc soft", "95 % CI", "acc hard", "95 % CI (hard)", "final eps"],
+                 rows, note="epoch chosen on validation; '-': the neuron has no such knob; "
+                            "the claims read the library defaults (eps learned, theta 0, "
+                            "library form)")
+
+
+def figures(runs: Runs,
             figures_dir: Path) -> list[tuple[str, Path]]:
     out = []
     datasets = sorted({k[0] for k in runs})
@@ -172,19 +238,21 @@ def figures(runs: dict[tuple[Any, ...], dict[int, dict[str, float]]],
     fig = Figure(figsize=(5, 3.6), layout="constrained")
     ax = fig.subplots()
     for k, v in sorted(runs.items()):
-        h = v[min(v)]["_history"]  # type: ignore[index]
-        pts = [(r["train/epoch"], r["train/eps"]) for r in h if "train/eps" in r]  # type: ignore[union-attr]
-        if pts and k[2] == 1 and k[3] == 0:
-            ax.plot(*zip(*pts, strict=True), label=f"{k[4]} {k[0]} T={k[1]}", lw=1)
+        h: list[dict[str, float]] = v[min(v)]["_history"]  # type: ignore[assignment]
+        pts_eps = [(r["train/epoch"], r["train/eps"]) for r in h if "train/eps" in r]
+        if pts_eps and k[2] == 1 and k[3] == 0:
+            ax.plot(*zip(*pts_eps, strict=True), label=f"{k[4]} {k[0]} T={k[1]}", lw=1)
     ax.set(xlabel="epoch", ylabel="eps (first seed)")
-    ax.legend(fontsize=5)
+    if ax.lines:
+        ax.legend(fontsize=5)
     fig.savefig(figures_dir / "eps.png", dpi=110)
     out.append(("eps over training", figures_dir / "eps.png"))
     return out
 
 
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    runs = collect(results)
+    cells = collect(results)
+    runs = main_variants(cells)
     if not runs:
         return Analysis(notes=["no trial reported"], claims=[claims.missing_claim(
             "UltraLIF vs surrogate-gradient LIF", "paired over seeds", "-", "no trial")])
@@ -197,7 +265,9 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
                   *sparsity_claims(runs), *depth_claims(runs)]
     summary = {f"{k[0]} T={k[1]} L={k[2]} lambda={k[3]:g} {k[4]}":
                float(np.mean([x["eval/acc"] for x in v.values()])) for k, v in runs.items()}
-    return Analysis(tables=[accuracy_table(runs)], figures=figures(runs, figures_dir),
+    ablation = ablation_table(cells)
+    tables = [accuracy_table(runs), *([ablation] if ablation else [])]
+    return Analysis(tables=tables, figures=figures(runs, figures_dir),
                     summary={"acc": summary}, claims=claim_rows,
                     notes=["temporal_order: counts (T = 1) cannot beat 50 % (pairs differ "
                            "only in order)"])
