@@ -121,3 +121,14 @@ def test_ablation_variants_are_kept_apart_and_tabulated(tmp_path):
     # the claims read the library defaults, not whichever variant came last
     c = next(c for c in a.claims if c.statement.startswith("U-C1 soft: ultradlif"))
     assert c.effect_size == pytest.approx(0.135)
+
+
+def test_depth_space_runs_where_t1_accuracy_is_not_capped():
+    """The depth claim is at T = 1 (the project page's); temporal_order caps T = 1 at 50 %,
+    so the space must run on a dataset where one step can be read (digits)."""
+    from raystudy.platform.spaces import load_space
+
+    params = load_space(STUDY, "depth")
+    assert params["data.name"] == "digits" and params.get("data.timesteps", 1) == 1
+    assert {1, 2} <= set(params["train.layers"]["grid"])
+    assert len(params["train.seed"]["grid"]) >= 6  # an exact sign-flip test can reach 0.05
