@@ -132,3 +132,21 @@ def test_depth_space_runs_where_t1_accuracy_is_not_capped():
     assert params["data.name"] == "digits" and params.get("data.timesteps", 1) == 1
     assert {1, 2} <= set(params["train.layers"]["grid"])
     assert len(params["train.seed"]["grid"]) >= 6  # an exact sign-flip test can reach 0.05
+
+
+def test_missing_scikit_learn_is_one_line_exit_2(monkeypatch, capsys):
+    import importlib.util
+
+    from raystudy.algorithms.snn.data import DataMissingError, load_static
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "sklearn" else real(name, *a))
+    with pytest.raises(ConfigError, match=r"scikit-learn.*raystudy\[spiking\]"):
+        config(**{"data.name": "digits"})
+    config(**{"data.name": "temporal_order"})  # the event task needs no scikit-learn
+    with pytest.raises(DataMissingError, match="scikit-learn"):
+        load_static("digits")
+    assert main(["run", "spiking_nets", "--in-process", "--set", "train.epochs=1"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "raystudy[spiking]" in err[0]

@@ -19,6 +19,7 @@ message is one line naming what is missing and where to put it.
 
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -51,6 +52,9 @@ class Static:
 def load_static(name: str, path: str = "") -> Static:
     """``digits`` (bundled), ``mnist``/``fashion`` (IDX files in ``path``), ``cifar10``."""
     if name == "digits":
+        if importlib.util.find_spec("sklearn") is None:
+            raise DataMissingError("digits needs scikit-learn (its bundled digits): "
+                                   "pip install scikit-learn")
         d = digits()
     elif name in ("mnist", "fashion", "cifar10"):
         root = Path(path).expanduser()

@@ -24,6 +24,7 @@ modes, keeps each mode's best-validation epoch, and reports on the cadence.
 from __future__ import annotations
 
 import functools
+import importlib.util
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -151,6 +152,14 @@ class SpikingConfig:
             raise ValueError("neuron.dlif_form=readme has no tau: ultradplif is library-form")
         if self.data.name in ("shd", "mnist", "fashion", "cifar10") and not self.data.path:
             raise ValueError(f"data.name={self.data.name} needs data.path (a local folder)")
+        if self.data.name == "digits":
+            require("sklearn", "data.name=digits needs scikit-learn (its bundled digits)")
+
+
+def require(module: str, what: str) -> None:
+    """A ValueError (one line, exit 2) naming the extra when ``module`` is not installed."""
+    if importlib.util.find_spec(module) is None:
+        raise ValueError(f"{what}: pip install 'raystudy[spiking]'")
 
 
 # ----------------------------------------------------------------------------- data
