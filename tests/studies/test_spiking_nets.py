@@ -150,3 +150,24 @@ def test_missing_scikit_learn_is_one_line_exit_2(monkeypatch, capsys):
     assert main(["run", "spiking_nets", "--in-process", "--set", "train.epochs=1"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "raystudy[spiking]" in err[0]
+
+
+def test_uc3_needs_a_positive_gain_at_t1_not_only_a_smaller_deficit(tmp_path):
+    from raystudy.studies.spiking_nets.analysis import analyze
+
+    def uc3(ultra_t1, ultra_t5):
+        cells = {("sg_lif", 1, "digits", ()): lambda s: 0.5 + 0.01 * s,
+                 ("sg_lif", 5, "digits", ()): lambda s: 0.7 + 0.01 * s,
+                 ("ultralif", 1, "digits", ()): lambda s: 0.5 + 0.01 * s + ultra_t1(s),
+                 ("ultralif", 5, "digits", ()): lambda s: 0.7 + 0.01 * s + ultra_t5(s)}
+        a = analyze(fake_results(tmp_path, cells), tmp_path)
+        return next(c for c in a.claims if c.statement.startswith("U-C3: the gain of ultralif"))
+
+    # the quick run's pattern: behind at both T, further behind at T = 5
+    c = uc3(lambda s: -0.10 - 0.002 * s, lambda s: -0.30 - 0.003 * s)
+    assert c.effect_size > 0 and c.verdict == "contradicted"
+    assert "gain at T=1: -0.1" in c.note
+    c = uc3(lambda s: 0.10 + 0.002 * s, lambda s: 0.002 * (s % 3))
+    assert c.verdict == "supported"
+    c = uc3(lambda s: 0.10 + 0.002 * s, lambda s: 0.10 + 0.002 * s + 0.001 * (-1) ** s)
+    assert c.verdict == "inconclusive at this scale"
