@@ -14,6 +14,8 @@ from typing import Any
 from raystudy.errors import Interrupted, UserError
 from raystudy.platform.cliargs import bounded as _number
 
+PLACEMENT_TIMEOUT_S = 120.0
+
 
 class _Version(argparse.Action):
     """``--version``: raystudy's; with ``-v`` before it, ray's, torch's and Python's too."""
@@ -22,7 +24,9 @@ class _Version(argparse.Action):
         import raystudy
 
         lines = [f"raystudy {raystudy.__version__}"]
-        if getattr(namespace, "verbose_version", False) or {"-v", "--verbose"} & set(sys.argv):
+        seen = getattr(parser, "argv_seen", None)
+        argv = sys.argv[1:] if seen is None else seen
+        if getattr(namespace, "verbose_version", False) or {"-v", "--verbose"} & set(argv):
             import platform
             from importlib.metadata import PackageNotFoundError, version
 
@@ -52,13 +56,20 @@ class _StudyHelp(argparse.Action):
                                  f"\n{keys_text(info)}")
                 parser.formatter_class = argparse.RawDescriptionHelpFormatter
             except UserError as exc:
-                parser.epilog = f"({_one_line(str(exc))})"
+                parser.print_help()
+                parser.exit(2, f"raystudy: error: {_one_line(str(exc))}\n")
         parser.print_help()
         parser.exit()
 
 
 class Parser(argparse.ArgumentParser):
     """argparse, but a usage error is one line (``raystudy: error: ...``) and exit 2."""
+
+    argv_seen: list[str] | None = None   # what parse_args was given (``--version -v`` reads it)
+
+    def parse_known_args(self, args=None, namespace=None):  # type: ignore[override]
+        self.argv_seen = None if args is None else list(args)
+        return super().parse_known_args(args, namespace)
 
     def error(self, message: str) -> None:  # type: ignore[override]
         self.exit(2, f"raystudy: error: {message} (see `{self.prog} --help`)\n")
@@ -80,7 +91,7 @@ def _add_compute(parser: argparse.ArgumentParser) -> None:
                        "embedded Ray)")
     group.add_argument("--connect-timeout", type=_number(float, 0.1), default=10.0,
                        metavar="S", help="seconds the cluster may take to answer (default 10)")
-    group.add_argument("--placement-timeout", type=_number(float, 1), default=120.0,
+    group.add_argument("--placement-timeout", type=_number(float, 1), default=PLACEMENT_TIMEOUT_S,
                        metavar="S", help="attached: seconds trials may wait with no node able "
                        "to hold them and none being added, before the run stops (default 120)")
     group.add_argument("--cluster-config", default=None, metavar="FILE",
@@ -399,7 +410,11 @@ def dispatch(args: argparse.Namespace) -> int:
         if in_process:
             from raystudy.platform.inprocess import refuse_ray_options
 
-            refuse_ray_options(args.workers, args.address, args.mlflow)
+            refuse_ray_options({
+                "--workers": args.workers, "--address": args.address, "--mlflow": args.mlflow,
+                "--gpus-per-worker": args.gpus_per_worker,
+                "--cluster-config": args.cluster_config,
+                "--placement-timeout": args.placement_timeout != PLACEMENT_TIMEOUT_S})
         address = None if in_process else find_local_cluster(args.address)
         from raystudy.platform.runner import execute
 

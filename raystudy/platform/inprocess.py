@@ -40,10 +40,11 @@ KEEP_CHECKPOINTS = 2
 """As ``CheckpointConfig(num_to_keep=2)`` of a Ray run."""
 
 
-def refuse_ray_options(workers: int, address: str | None, mlflow: bool) -> None:
-    """One line for each option an in-process run cannot honour."""
-    for given, flag in ((workers, "--workers"), (address, "--address"), (mlflow, "--mlflow")):
-        if given:
+def refuse_ray_options(given: dict[str, object]) -> None:
+    """One line for the first option an in-process run cannot honour; ``given`` maps each
+    Ray-only flag to a value that is truthy where the user set it."""
+    for flag, value in given.items():
+        if value:
             raise UserError(f"{flag} needs Ray; --in-process runs the loop in this process "
                             f"without it: drop {flag} or --in-process")
 

@@ -219,6 +219,11 @@ def _check_study(value: Any, where: str) -> Study:
     if not isinstance(value, Study):
         raise UserError(f"{where} defines no STUDY (a raystudy.Study); see "
                         "docs/writing-a-study.md")
+    try:
+        value.config_cls()
+    except TypeError as exc:
+        raise UserError(f"{where}: {value.config_cls.__name__}() cannot be built from its "
+                        f"defaults ({exc}); every config field needs a default") from None
     return value
 
 

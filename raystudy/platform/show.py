@@ -31,6 +31,7 @@ from raystudy.platform.config import (
     resolve_yaml,
     to_flat_dict,
 )
+from raystudy.platform.spaces import space_values
 from raystudy.platform.study import Study
 
 PROFILES_SHOWN = ("quick", "paper")
@@ -124,19 +125,24 @@ def _yaml_description(path: Any, data: dict[str, Any]) -> str:
     return " ".join(prose)
 
 
-def space_trials(params: dict[str, Any]) -> str:
-    """How many trials a space makes per sample: its grid's size, or 'random' keys."""
+def space_size(params: dict[str, Any]) -> tuple[int, int]:
+    """``(grid points, sampled keys)`` of a space's params; a malformed key is a
+    ConfigError naming it (:func:`.spaces.space_values`)."""
     grid, sampled = 1, 0
-    for spec in params.values():
-        if not isinstance(spec, dict) or len(spec) != 1:
+    for key, spec in params.items():
+        if not isinstance(spec, dict):
             continue
-        kind, args = next(iter(spec.items()))
-        if kind == "grid" and isinstance(args, list):
-            grid *= len(args)
-        elif kind == "loggrid" and isinstance(args, list) and len(args) == 3:
-            grid *= int(args[2])
+        kind, values = space_values(key, spec)
+        if kind == "grid":
+            grid *= len(values)
         else:
             sampled += 1
+    return grid, sampled
+
+
+def space_trials(params: dict[str, Any]) -> str:
+    """How many trials a space makes per sample: its grid's size, or 'random' keys."""
+    grid, sampled = space_size(params)
     text = f"{grid} grid point{'s' * (grid != 1)}"
     return text + (f" x --samples ({sampled} sampled key{'s' * (sampled != 1)})"
                    if sampled else "")
@@ -166,6 +172,10 @@ def describe_study(study: Study) -> dict[str, Any]:
             data = read_yaml(path)
             entry = {"name": name, "description": _yaml_description(path, data)}
             if kind == "spaces" and isinstance(data.get("params"), dict):
+                try:
+                    entry["grid_points"], entry["sampled_keys"] = space_size(data["params"])
+                except UserError as exc:
+                    raise UserError(f"space {name} ({path}): {exc}") from None
                 entry["trials"] = space_trials(data["params"])
             shipped[kind].append(entry)
     module = inspect.getmodule(study.train_loop)

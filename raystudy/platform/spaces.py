@@ -63,7 +63,9 @@ def load_space(study: Any, name_or_path: str) -> dict[str, Any]:
     return dict(params)
 
 
-def _values(key: str, spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
+def space_values(key: str, spec: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """``(kind, values)`` of one space key's spec: a ``loggrid`` becomes its ``grid``, range
+    bounds are checked; a malformed spec is a ConfigError naming the key."""
     if len(spec) != 1 or next(iter(spec)) not in DISTRIBUTIONS:
         raise ConfigError(
             f"space key {key}: expected one of {', '.join(DISTRIBUTIONS)}, got {dict(spec)}"
@@ -110,16 +112,24 @@ def parse_params(params: Mapping[str, Any], base_config: Any) -> list[tuple[str,
     for key, spec in params.items():
         if key not in fields:
             raise unknown_key_error(key, fields)
-        kind, args = ("fixed", [spec]) if not isinstance(spec, Mapping) else _values(key, spec)
+        kind, args = ("fixed", [spec]) if not isinstance(spec, Mapping) else space_values(key, spec)
         parsed.append((key, kind, [coerce(key, v, fields[key]) for v in args]))
     return parsed
 
 
+RANDINT_PROBE_ALL = 64   # a randint range this small is checked value by value
+
+
 def _probe_values(kind: str, values: list[Any]) -> list[Any]:
     """What a key contributes to the combinations checked: every grid or choice value,
-    both ends of a range (``randint``'s upper end is exclusive)."""
+    every value of a ``randint`` range of at most ``RANDINT_PROBE_ALL`` integers (a rule
+    such as divisibility can fail in the middle), else both ends of a range (``randint``'s
+    upper end is exclusive)."""
     if kind == "randint":
-        return sorted({int(values[0]), int(values[1]) - 1})
+        low, high = int(values[0]), int(values[1])
+        if high - low <= RANDINT_PROBE_ALL:
+            return list(range(low, high))
+        return sorted({low, high - 1})
     return values
 
 

@@ -134,7 +134,9 @@ def test_a_diverged_loop_is_a_result(study_file, tmp_path):
 
 
 @pytest.mark.parametrize("flag, value", [("--workers", "1"), ("--address", "127.0.0.1:6379"),
-                                         ("--mlflow", None)])
+                                         ("--mlflow", None), ("--gpus-per-worker", "1"),
+                                         ("--placement-timeout", "30"),
+                                         ("--cluster-config", "c.yaml")])
 def test_options_that_need_ray_are_refused_in_one_line(study_file, tmp_path, capsys, flag,
                                                        value):
     assert run(study_file, tmp_path, *([flag, value] if value else [flag])) == 2

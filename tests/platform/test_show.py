@@ -82,17 +82,78 @@ def test_run_help_lists_the_studys_keys_and_an_unknown_study_is_one_line(capsys)
     assert "train.steps  int >= 1 = 120" in out
     assert main(["show", "nope"]) == 2
     assert capsys.readouterr().err.startswith("raystudy: error: unknown study 'nope'")
+    with pytest.raises(SystemExit) as exit_info:
+        main(["run", "nope", "--help"])
+    assert exit_info.value.code == 2
+    captured = capsys.readouterr()
+    assert "--in-process" in captured.out
+    assert captured.err.startswith("raystudy: error: unknown study 'nope'")
 
 
-def test_version_and_verbose_version(capsys):
+def test_version_and_verbose_version(capsys, monkeypatch):
     import raystudy
 
+    monkeypatch.setattr("sys.argv", ["raystudy", "-v"])   # main reads its argv, not sys.argv
     with pytest.raises(SystemExit):
         main(["--version"])
     assert capsys.readouterr().out == f"raystudy {raystudy.__version__}\n"
     with pytest.raises(SystemExit):
-        main(["-v", "--version"])
+        main(["--version", "-v"])
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"raystudy {raystudy.__version__}"
     assert lines[1].startswith("ray 2.60") and lines[2].startswith("torch ")
     assert lines[3].startswith("python 3.")
+    with pytest.raises(SystemExit):
+        main(["-v", "--version"])
+    assert capsys.readouterr().out.splitlines()[1:2] == lines[1:2]
+
+
+def test_space_size_is_integers_and_a_malformed_space_is_one_line(tmp_path, capsys):
+    from raystudy.platform.show import space_size
+
+    assert space_size({"a": {"grid": [1, 2]}, "b": {"loggrid": [1, 10, 5]},
+                       "c": {"uniform": [0, 1]}, "d": 3}) == (10, 1)
+    home = tmp_path / "study"
+    (home / "spaces").mkdir(parents=True)
+    (home / "spaces" / "bad.yaml").write_text("params:\n  lr: {loggrid: [1.0e-3, 1, x]}\n")
+    study_file = home / "study.py"
+    study_file.write_text(
+        "from dataclasses import dataclass\n"
+        "from raystudy import Metric, Study\n\n"
+        "@dataclass\nclass Config:\n    lr: float = 0.1\n\n"
+        "def loop(ctx, config):\n    ctx.report({'loss': 1.0})\n\n"
+        "STUDY = Study(name='tiny', description='d', config_cls=Config, train_loop=loop,\n"
+        "              metrics=(Metric('loss', 'min'),))\n")
+    assert main(["show", str(study_file)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("raystudy: error: space bad (") and "space key lr" in err
+    assert err.count("\n") == 1
+    (home / "spaces" / "bad.yaml").write_text("params:\n  lr: {grid: [0.1, 0.2, 0.3]}\n")
+    assert main(["show", str(study_file), "--json"]) == 0
+    space = json.loads(capsys.readouterr().out)["spaces"][0]
+    assert (space["grid_points"], space["sampled_keys"]) == (3, 0)
+
+
+def test_a_config_without_defaults_is_one_line(tmp_path, capsys):
+    study_file = tmp_path / "nodefault.py"
+    study_file.write_text(
+        "from dataclasses import dataclass\n"
+        "from raystudy import Metric, Study\n\n"
+        "@dataclass\nclass Config:\n    lr: float\n\n"
+        "def loop(ctx, config):\n    ctx.report({'loss': 1.0})\n\n"
+        "STUDY = Study(name='nodefault', description='d', config_cls=Config, "
+        "train_loop=loop, metrics=(Metric('loss', 'min'),))\n")
+    for command in (["show", str(study_file)], ["run", str(study_file), "--in-process"]):
+        assert main(command) == 2
+        err = capsys.readouterr().err
+        assert "Config() cannot be built from its defaults" in err and err.count("\n") == 1
+
+
+def test_every_registered_study_documents_every_key():
+    from raystudy.platform.registry import entries, load_entry
+    from raystudy.platform.show import describe_study
+
+    undocumented = {entry.name: [row["key"] for row in describe_study(load_entry(entry))["keys"]
+                                 if not row["doc"]]
+                    for entry in entries()}
+    assert {name: keys for name, keys in undocumented.items() if keys} == {}

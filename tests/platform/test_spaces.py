@@ -62,19 +62,25 @@ def test_an_invalid_combination_is_named_with_the_rule():
         build_param_space(params, OptimizerRobustnessConfig(), "grid")
 
 
-def test_sampled_keys_are_checked_at_every_choice_and_both_ends():
+def test_sampled_keys_are_checked_at_every_choice_and_every_small_randint_value():
     from raystudy.platform.spaces import check_combinations, parse_params
 
     config = OptimizerRobustnessConfig()
     params = {"model.n_heads": {"choice": [2, 4]}, "model.d_model": {"randint": [60, 65]},
               "optimizer.lr": {"loguniform": [1e-4, 1e-1]}}
-    with pytest.raises(ConfigError, match="model.n_heads=4 x model.d_model=62"):
-        check_combinations(parse_params({**params, "model.d_model": {"randint": [62, 65]}},
-                                        config), config)
+    with pytest.raises(ConfigError, match="model.n_heads=2 x model.d_model=61"):
+        check_combinations(parse_params(params, config), config)
+    # both ends (60, 64) divide by 4: only a value in the middle fails
+    with pytest.raises(ConfigError, match=r"^model.d_model=61 x optimizer.lr="):
+        check_combinations(parse_params({**params, "model.n_heads": 4}, config), config)
     assert check_combinations(parse_params({**params, "model.d_model": {"randint": [64, 65]}},
                                            config), config) == 2 * 1 * 2
     with pytest.raises(ConfigError, match="model.n_heads=2 x model.d_model=61"):
-        build_param_space({**params, "model.d_model": {"randint": [61, 65]}}, config, "random")
+        build_param_space(params, config, "random")
+    # a long range is checked at its two ends (999 is odd)
+    with pytest.raises(ConfigError, match="model.n_heads=2 x model.d_model=999"):
+        check_combinations(parse_params({**params, "model.d_model": {"randint": [64, 1000]}},
+                                        config), config)
 
 
 def test_ten_thousand_combinations_are_all_checked():
