@@ -100,9 +100,34 @@ def test_lse_bounds_monotone_and_gradients():
     assert torch.allclose(g.sum(0), torch.ones(1000, dtype=torch.float64)) and g.min() >= 0
     x = torch.randn(4, 3, dtype=torch.float64, requires_grad=True)
     assert torch.autograd.gradcheck(lambda z: ultralif_step(z, z * 0.5, 0.7, -0.1, 0.2)[1], (x,))
-    v = torch.linspace(-3, 3, 101, dtype=torch.float64, requires_grad=True)
-    (ds,) = torch.autograd.grad(torch.sigmoid(v / 0.1).sum(), v)
-    assert ds.max() <= 1 / (4 * 0.1) + 1e-12
+
+
+@pytest.mark.parametrize("eps,theta", [(0.1, 0.0), (0.1, 1.0), (1.0, 0.0), (20.0, 0.5)])
+def test_ultralif_step_gradients_are_bounded_and_non_vanishing(eps, theta):
+    """``ds/dv`` and ``ds/dI`` of the neuron (autograd) are ``sigmoid'(z)/eps`` times the
+    LSE's softmax weights: each in ``[0, 1/(4 eps)]``, together exactly ``sigmoid'(z)/eps``
+    (the weights sum to 1), and the bound is reached near the threshold."""
+    rng = np.random.default_rng(5)
+    v = torch.tensor(rng.normal(0, 2, 4000), dtype=torch.float64, requires_grad=True)
+    current = torch.tensor(rng.normal(theta, 2, 4000), dtype=torch.float64, requires_grad=True)
+    log_tau = math.log(0.9)
+    v_next, s = ultralif_step(v, current, eps, log_tau, theta)
+    gv, gi = torch.autograd.grad(s.sum(), (v, current), retain_graph=True)
+    bound = 1 / (4 * eps)
+    assert gv.min() >= 0 and gi.min() >= 0
+    assert gv.max() <= bound + 1e-12 and gi.max() <= bound + 1e-12
+    with torch.no_grad():
+        vt = eps * torch.logsumexp(torch.stack([v + log_tau, current]) / eps, 0)
+        z = (vt - theta) / eps
+        ds = torch.sigmoid(z) * (1 - torch.sigmoid(z)) / eps
+        w_v = torch.sigmoid((v + log_tau - current) / eps)  # softmax weight of V + log tau
+    torch.testing.assert_close(gv + gi, ds, rtol=1e-10, atol=1e-14)
+    torch.testing.assert_close(gv, ds * w_v, rtol=1e-10, atol=1e-14)
+    assert (gv + gi).max() > 0.9 * bound  # some inputs sit near the threshold
+    # the membrane's: |dV/dx| <= w_x (1 - s) + |V~| dS/dx <= 1 + |V~| / (4 eps)
+    gvv, gvi = torch.autograd.grad(v_next.sum(), (v, current))
+    lim = 1 + vt.abs() / (4 * eps) + 1e-12
+    assert torch.all(gvv.abs() <= lim) and torch.all(gvi.abs() <= lim)
 
 
 def test_t1_network_equals_mlp_with_closed_form_activation():
