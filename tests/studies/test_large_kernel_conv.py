@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from raystudy.cli import main
+from raystudy.platform.show import field_docs
 from raystudy.studies.large_kernel_conv.recipe import LargeKernelConfig, shape_of
 
 RAYSTUDY = [sys.executable, "-m", "raystudy"]
@@ -28,6 +29,12 @@ def test_shape_and_validation():
     c.timing.kernels = (3, 7)
     with pytest.raises(ValueError, match="needs 5"):
         c.validate()
+
+
+def test_every_config_key_is_documented():
+    docs = field_docs(LargeKernelConfig)
+    assert "timing.check_tolerance" in docs
+    assert not [k for k, v in docs.items() if not v.strip()], docs
 
 
 def test_bad_config_exits_2(tmp_path: Path):

@@ -47,20 +47,27 @@ from raystudy.studies.large_kernel_conv.analysis import analyze
 @dataclass
 class TimingConfig:
     device: Literal["cpu", "cuda"] = "cpu"
+    """Where the block runs (cuda: CUDA events, checked on the trial's node)."""
     dtype: Literal["float32", "float64"] = "float32"
+    """Dtype of the inputs, kernels and tables of every candidate."""
     phase: Literal["fwd", "train"] = "fwd"
     """fwd: inference (no grad; WBMM NC and C); train: forward + backward of a sum."""
     windows: tuple[int, ...] = (4, 7, 14)
+    """WBMM window sizes w timed (wbmm{w}, wbmmc{w}); those over twice the map are left out."""
     kernels: tuple[int, ...] = (3, 5, 7, 13, 27)
+    """Depthwise kernel sizes k timed (dw{k}; odd, must include 5: ratios are read to dw5)."""
     reps: PositiveInt = 5
     """Interleaved repetitions in the block (the block's median is its unit value)."""
     warmup: Annotated[int, Range(ge=0)] = 1
+    """Untimed calls of every candidate before the first repetition this process times."""
     clock: Literal["cpu", "wall"] = "cpu"
     """cpu: process CPU time (one thread); wall: perf_counter."""
     threads: PositiveInt = 1
+    """torch.set_num_threads for the block (1: comparable timings on shared cores)."""
     block: Annotated[int, Range(ge=0)] = 0
     """The repetition block: the unit of the paired tests (and the seed of the inputs)."""
     check_tolerance: PositiveFloat = 1e-5
+    """Max abs error of wbmm vs the per-window conv2d reference before timing (else fail)."""
 
 
 @dataclass
