@@ -171,3 +171,15 @@ def test_uc3_needs_a_positive_gain_at_t1_not_only_a_smaller_deficit(tmp_path):
     assert c.verdict == "supported"
     c = uc3(lambda s: 0.10 + 0.002 * s, lambda s: 0.10 + 0.002 * s + 0.001 * (-1) ** s)
     assert c.verdict == "inconclusive at this scale"
+
+
+def test_claim_space_runs_every_neuron_of_the_pre_registered_pairs():
+    from raystudy.platform.spaces import load_space
+    from raystudy.studies.spiking_nets.analysis import AUTHORS, PAIRS
+
+    named = {n for pair in (*PAIRS, *AUTHORS) for n in pair}
+    assert {"ultradplif", "soft_plif", "dspike"} <= named
+    assert ("ultradplif", "sg_plif") in PAIRS
+    for space in ("claim", "default"):
+        assert named <= set(load_space(STUDY, space)["neuron.name"]["grid"]), space
+    assert len(load_space(STUDY, "claim")["train.seed"]["grid"]) >= 8
