@@ -14,6 +14,7 @@ from raystudy.cli import main
 from raystudy.platform.show import field_docs
 from raystudy.studies.large_kernel_conv.recipe import LargeKernelConfig, shape_of
 
+STUDY_DIR = Path(__file__).parents[2] / "raystudy" / "studies" / "large_kernel_conv"
 RAYSTUDY = [sys.executable, "-m", "raystudy"]
 SMALL = ["--set", "timing.windows=4,14", "--set", "timing.kernels=3,5,9", "--set",
          "timing.reps=2"]
@@ -35,6 +36,17 @@ def test_every_config_key_is_documented():
     docs = field_docs(LargeKernelConfig)
     assert "timing.check_tolerance" in docs
     assert not [k for k, v in docs.items() if not v.strip()], docs
+
+
+def test_quick_profile_override_example_runs(tmp_path: Path):
+    """The override example in quick.yaml's header is a command that works."""
+    header = (STUDY_DIR / "profiles" / "quick.yaml").read_text().splitlines()
+    line = next(x for x in header if "Override example:" in x)
+    words = line.split("Override example:")[1].split()
+    assert words[:3] == ["raystudy", "run", "large_kernel_conv"], words
+    sets = [w for i, w in enumerate(words) if i and words[i - 1] == "--set"]
+    assert sets, line
+    assert main([*words[1:], "--storage", str(tmp_path), *SMALL]) == 0
 
 
 def test_bad_config_exits_2(tmp_path: Path):
