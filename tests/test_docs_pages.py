@@ -56,3 +56,58 @@ def test_the_readme_stays_a_front_door() -> None:
 def test_a_page_links_only_to_files_that_exist(page: Path) -> None:
     for link in re.findall(r"\]\(([^)#:\s]+)(?:#[^)]*)?\)", page.read_text()):
         assert (page.parent / link).exists(), link
+
+
+def _verbs_and_flags() -> list[tuple[str, str]]:
+    """``(command, --flag)`` for every subcommand of ``raystudy`` and each long flag."""
+    import argparse
+
+    from raystudy.cli import build_parser
+    from raystudy.platform.registry import data_commands
+
+    found = []
+
+    def walk(parser: argparse.ArgumentParser, path: str) -> None:
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, sub in action.choices.items():
+                    found.append((f"{path} {name}".strip(), ""))
+                    walk(sub, f"{path} {name}".strip())
+            else:
+                found.extend((path, flag) for flag in action.option_strings
+                             if flag.startswith("--") and flag != "--help")
+
+    walk(build_parser(data_commands()), "")
+    return found
+
+
+def _usage_entries() -> list[tuple[list[str], str]]:
+    """The usage block of docs/usage.md as ``(words after 'raystudy', whole entry text)``,
+    continuation lines joined to their command's line."""
+    text = (REPO / "docs" / "usage.md").read_text()
+    entries: list[tuple[list[str], str]] = []
+    for line in text[text.index("## The command line"):text.index("* **Config.**")].splitlines():
+        if line.startswith("raystudy "):
+            entries.append((line.split("#")[0].replace("|", " ").split()[1:], line))
+        elif line.startswith(" ") and entries:
+            entries[-1] = (entries[-1][0], entries[-1][1] + " " + line)
+    return entries
+
+
+def test_usage_page_names_every_verb_and_flag() -> None:
+    entries = _usage_entries()
+
+    def names(command: str, words: list[str]) -> bool:
+        parts = command.split()
+        return parts[:1] == words[:1] and all(p in words for p in parts[1:])
+
+    missing = []
+    for command, flag in _verbs_and_flags():
+        mine = [text for words, text in entries if names(command, words)] if command else \
+            [text for _, text in entries]
+        if command.split()[:1] == ["sweep"]:            # "(+ every `run` option)"
+            mine += [text for words, text in entries if words[:1] == ["run"]]
+        studys_own = command.startswith("data ")          # `raystudy data NAME --help`
+        if not mine or (flag and not studys_own and not any(flag in text for text in mine)):
+            missing.append((command, flag))
+    assert missing == []
