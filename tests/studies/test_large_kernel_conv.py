@@ -12,7 +12,9 @@ import pytest
 
 from raystudy.cli import main
 from raystudy.platform.show import field_docs
-from raystudy.studies.large_kernel_conv.recipe import LargeKernelConfig, shape_of
+from raystudy.studies.large_kernel_conv import recipe
+from raystudy.studies.large_kernel_conv.analysis import Block, cells, lka_claims
+from raystudy.studies.large_kernel_conv.recipe import LargeKernelConfig, TimingConfig, shape_of
 
 STUDY_DIR = Path(__file__).parents[2] / "raystudy" / "studies" / "large_kernel_conv"
 RAYSTUDY = [sys.executable, "-m", "raystudy"]
@@ -47,6 +49,52 @@ def test_quick_profile_override_example_runs(tmp_path: Path):
     sets = [w for i, w in enumerate(words) if i and words[i - 1] == "--set"]
     assert sets, line
     assert main([*words[1:], "--storage", str(tmp_path), *SMALL]) == 0
+
+
+def test_lka_timed_only_on_cuda_with_the_extension(monkeypatch):
+    """W-C4 gets lka{k} blocks on CUDA where the iGEMM extension imports, none elsewhere."""
+    t = TimingConfig(kernels=(3, 5, 13))
+    assert recipe.lka_kernels(t) == ()  # CPU
+    t.device = "cuda"
+    monkeypatch.setattr(recipe, "lka_available", lambda: False)
+    assert recipe.lka_kernels(t) == ()
+    monkeypatch.setattr(recipe, "lka_available", lambda: True)
+    assert recipe.lka_kernels(t) == (3, 5, 13)
+    t.device = "cpu"
+    assert recipe.lka_kernels(t) == ()
+
+
+def test_train_loop_passes_the_lka_kernels(monkeypatch):
+    seen = {}
+
+    def fake(*args, **kwargs):
+        seen.update(kwargs)
+        raise StopIteration  # enough: the call is what is tested
+
+    monkeypatch.setattr(recipe, "candidates", fake)
+    monkeypatch.setattr(recipe, "lka_kernels", lambda t: (5, 27))
+    with pytest.raises(StopIteration):
+        recipe.train_loop(LargeKernelConfig(shape="1x4x8"), None)
+    assert seen["lka_kernels"] == (5, 27)
+
+
+def _block(size: int, block: int, lka5: float) -> Block:
+    return Block("t", "cuda", "fwd", 2, 8, size, block,
+                 {"dw5": 1.0, "lka5": lka5, "dw3": 0.5, "lka3": 0.5})
+
+
+def test_lka_claim_reads_the_crossover():
+    by_cell = cells([*(_block(7, b, 0.5 + 0.01 * b) for b in range(8)),
+                     *(_block(56, b, 1.0) for b in range(8)),  # between: not tested
+                     *(_block(224, b, 2.0 + 0.01 * b) for b in range(8))])
+    out = lka_claims(by_cell)
+    assert [c.statement for c in out] == ["LKA-5 faster than dw5 at cuda fwd 2x8x7x7",
+                                          "LKA-5 slower than dw5 at cuda fwd 2x8x224x224"]
+    assert all(c.verdict == "supported" for c in out), [c.verdict for c in out]
+    flipped = cells([_block(7, b, 2.0 + 0.01 * b) for b in range(8)])
+    assert lka_claims(flipped)[0].verdict == "contradicted"
+    missing = lka_claims(cells([Block("t", "cpu", "fwd", 2, 8, 7, 0, {"dw5": 1.0})]))
+    assert "iGEMM" in missing[0].note and missing[0].n == 0
 
 
 def test_bad_config_exits_2(tmp_path: Path):

@@ -13,11 +13,12 @@ Launch::
     raystudy run large_kernel_conv --in-process --set shape=2x320x14
 
 A trial is one **timing block**: one shape x pass x dtype x device, every candidate
-(``dw{k}``, ``wbmm{w}`` NC, ``wbmmc{w}`` C at fwd) timed ``timing.reps`` times, in an
-order shuffled per repetition. Each repetition is one cadence step, reported and
-checkpointed, so a resumed block continues at the next repetition. The block index
-(``timing.block``) is the unit of the paired tests in ``analysis.py``. Before timing,
-wbmm is checked against the per-window conv2d reference; a mismatch fails the trial.
+(``dw{k}``, ``wbmm{w}`` NC, ``wbmmc{w}`` C at fwd; ``lka{k}`` on CUDA where the iGEMM
+extension imports) timed ``timing.reps`` times, in an order shuffled per repetition.
+Each repetition is one cadence step, reported and checkpointed, so a resumed block
+continues at the next repetition. The block index (``timing.block``) is the unit of the
+paired tests in ``analysis.py``. Before timing, wbmm is checked against the per-window
+conv2d reference; a mismatch fails the trial.
 Trials run one at a time (the profile's ``sweep.max_concurrent: 1``): timings of
 concurrent trials on shared cores are not comparable.
 """
@@ -39,7 +40,7 @@ from raystudy import (
     Study,
     TrialContext,
 )
-from raystudy.algorithms.large_kernel import candidates, check, interleaved
+from raystudy.algorithms.large_kernel import candidates, check, interleaved, lka_available
 from raystudy.studies.large_kernel_conv.analysis import analyze
 
 
@@ -112,7 +113,8 @@ def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
             raise DataError(f"wbmm{w} at {shape} differs from the per-window conv2d "
                             f"reference by {err:.2e} > timing.check_tolerance="
                             f"{t.check_tolerance:g}")
-    fns = candidates(shape, windows, t.kernels, t.phase, t.device, dtype, seed=t.block)
+    fns = candidates(shape, windows, t.kernels, t.phase, t.device, dtype, seed=t.block,
+                     lka_kernels=lka_kernels(t))
     cadence = ctx.cadence(t.reps, 1, 1)
     times: dict[str, list[float]] = ctx.load_checkpoint() or {k: [] for k in fns}
     for step in cadence:
@@ -124,6 +126,12 @@ def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
             metrics["ratio/wbmm14_dw5"] = med["wbmm14"] / med["dw5"]
         metrics.update({"block/rep": float(step), "check/passed": 1.0})
         ctx.report(metrics, checkpoint=times, step=step)
+
+
+def lka_kernels(t: TimingConfig) -> tuple[int, ...]:
+    """The kernels LKA (iGEMM, ``lka{k}``) is timed at: ``timing.kernels`` on CUDA where
+    the extension imports (claim W-C4), else none (CPU blocks time no LKA)."""
+    return tuple(t.kernels) if t.device == "cuda" and lka_available() else ()
 
 
 def cadence_start(times: dict[str, list[float]]) -> int:
