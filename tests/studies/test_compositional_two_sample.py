@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -306,6 +307,21 @@ def test_analyze_without_alternatives_keeps_the_power_claims_as_missing(tmp_path
     missing = [c for c in claims if "no same-mean alternative" in c.note]
     assert len(missing) == 3 and all(c.verdict == "inconclusive at this scale"
                                      for c in missing)
+
+
+def test_quick_space_has_three_null_sample_sizes():
+    """The KS-slope claim needs 3 clusters (sample sizes at a null): the quick profile's
+    space gives it 3, so its sweep reads a slope, not nan."""
+    import yaml
+
+    from raystudy.studies import compositional_two_sample
+
+    root = Path(compositional_two_sample.__file__).parent
+    profile = yaml.safe_load((root / "profiles" / "quick.yaml").read_text())
+    space = yaml.safe_load((root / "spaces" / f"{profile['sweep']['space']}.yaml").read_text())
+    params = space["params"]
+    assert "dirichlet" in params["data.scenario"]["grid"]
+    assert len(set(params["data.n"]["grid"])) >= 3, params["data.n"]
 
 
 # ----------------------------------------------------------------------------- on Ray
