@@ -183,3 +183,17 @@ def test_claim_space_runs_every_neuron_of_the_pre_registered_pairs():
     for space in ("claim", "default"):
         assert named <= set(load_space(STUDY, space)["neuron.name"]["grid"]), space
     assert len(load_space(STUDY, "claim")["train.seed"]["grid"]) >= 8
+
+
+def test_make_nmnist_then_the_nmnist_reader(tmp_path, capsys):
+    assert main(["data", "make-nmnist", str(tmp_path / "nm"), "--train", "30", "--test",
+                 "20"]) == 0
+    assert "data.name=nmnist" in capsys.readouterr().out
+    assert len(list((tmp_path / "nm" / "Train").glob("*/*.bin"))) == 30
+    ctx = run(config(**{"data.name": "nmnist", "data.path": str(tmp_path / "nm"),
+                        "data.timesteps": 2, "train.epochs": 1}))
+    assert 0 <= ctx.reports[-1]["eval/acc"] <= 1
+    assert main(["run", "spiking_nets", "--in-process", "--set", "data.name=nmnist",
+                 "--set", f"data.path={tmp_path / 'none'}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "Train/0..9" in err[0]

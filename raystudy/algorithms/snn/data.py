@@ -11,7 +11,11 @@
   beat 50 % on it (the Bayes ceiling for counts), while two or more bins can.
 * N-MNIST ``.bin`` (Orchard et al. 2015): 5 bytes per event, x = b0, y = b1, polarity =
   b2 >> 7, t_us = ((b2 & 127) << 16) | (b3 << 8) | b4: :func:`write_nmnist_bin`,
-  :func:`read_nmnist_bin`, and :func:`read_nmnist` over ``Train|Test/<digit>/*.bin``.
+  :func:`read_nmnist_bin`, and :func:`read_nmnist` over ``Train|Test/<digit>/*.bin``;
+  :func:`saccade_events` moves an image along N-MNIST's three saccades (a triangle) in
+  front of a simulated DVS pixel array (an ON/OFF event where log intensity changed by more
+  than a contrast threshold since the pixel's last event), and :func:`write_nmnist` writes a
+  split of such recordings in that layout.
 
 Every problem is a ``DataFormatError`` (``DataMissingError`` when files are absent) whose
 message is one line naming what is missing and where to put it.
@@ -35,7 +39,7 @@ from ..plasticity.data import (
 
 __all__ = ["DataFormatError", "DataMissingError", "EventSet", "Static", "load_static",
            "make_temporal_order", "read_nmnist", "read_nmnist_bin", "read_shd",
-           "write_nmnist_bin", "write_shd"]
+           "saccade_events", "write_nmnist", "write_nmnist_bin", "write_shd"]
 
 
 @dataclass
@@ -196,3 +200,67 @@ def read_nmnist(root: str | Path, split: str) -> EventSet:
         labels.append(int(f.parent.name))
     t_max = max((float(t.max()) for t in times if len(t)), default=1.0) + 1e-6
     return EventSet(times, units, np.array(labels), 2 * 34 * 34, t_max)
+
+
+NMNIST_SIZE = 34
+"""N-MNIST's sensor crop: 34 x 34 pixels, 2 polarities."""
+
+
+def saccade_events(image: np.ndarray, rng: np.random.Generator, size: int = NMNIST_SIZE,
+                   amplitude: float = 3.0, steps: int = 20, contrast: float = 0.15,
+                   duration_us: int = 300_000, noise: int = 20
+                   ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, y, polarity, t_us)`` of ``image`` (``H x W`` in [0, 1], H, W <= ``size``,
+    centred) moved along three saccades of ``steps`` frames each, a triangle of
+    ``amplitude`` pixels as N-MNIST's (Orchard et al. 2015), over ``duration_us``: a pixel
+    fires ON (polarity 1) or OFF (0) when its log intensity moved by more than ``contrast``
+    since its last event; ``noise`` uniform background events; sorted by time."""
+    from scipy import ndimage
+
+    h, w = image.shape
+    if h > size or w > size:
+        raise ValueError(f"image {h}x{w} larger than the {size}x{size} sensor")
+    canvas = np.zeros((size, size))
+    top, left = (size - h) // 2, (size - w) // 2
+    canvas[top:top + h, left:left + w] = image
+    corners = np.array([[0.0, 0.0], [amplitude, amplitude / 2], [0.0, amplitude],
+                        [0.0, 0.0]])  # (dy, dx): down-right, back-down, up: a triangle
+    path = np.concatenate([np.linspace(a, b, steps, endpoint=False)
+                           for a, b in zip(corners[:-1], corners[1:], strict=True)])
+    path = np.concatenate([path, corners[-1:]])
+    dt = duration_us / (len(path) - 1)
+    ref = np.log(canvas + 0.05)
+    xs, ys, ps, ts = [], [], [], []
+    for k, offset in enumerate(path[1:], start=1):
+        frame = np.log(ndimage.shift(canvas, offset, order=1, mode="constant") + 0.05)
+        d = frame - ref
+        for polarity, fired in ((1, d > contrast), (0, d < -contrast)):
+            yy, xx = np.nonzero(fired)
+            xs.append(xx)
+            ys.append(yy)
+            ps.append(np.full(len(xx), polarity))
+            ts.append((k - 1) * dt + rng.uniform(0, dt, len(xx)))
+            ref[fired] = frame[fired]
+    xs.append(rng.integers(0, size, noise))
+    ys.append(rng.integers(0, size, noise))
+    ps.append(rng.integers(0, 2, noise))
+    ts.append(rng.uniform(0, duration_us, noise))
+    x, y, p = np.concatenate(xs), np.concatenate(ys), np.concatenate(ps)
+    t = np.minimum(np.concatenate(ts).astype(np.int64), duration_us - 1)
+    order = np.argsort(t, kind="stable")
+    return x[order], y[order], p[order], t[order]
+
+
+def write_nmnist(root: str | Path, split: str, images: np.ndarray, labels: np.ndarray,
+                 seed: int = 0, **kwargs: float) -> int:
+    """``root/split/<digit>/<index>.bin`` for each image moved along the saccades
+    (:func:`saccade_events`; ``kwargs`` pass on); returns the number of events written."""
+    rng = np.random.default_rng(seed)
+    total = 0
+    for i, (image, label) in enumerate(zip(images, labels, strict=True)):
+        folder = Path(root) / split / str(int(label))
+        folder.mkdir(parents=True, exist_ok=True)
+        x, y, p, t = saccade_events(np.asarray(image, np.float64), rng, **kwargs)  # type: ignore[arg-type]
+        write_nmnist_bin(folder / f"{i:05d}.bin", x, y, p, t)
+        total += len(t)
+    return total

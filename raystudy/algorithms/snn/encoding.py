@@ -28,6 +28,6 @@ def events_to_frames(times: np.ndarray, units: np.ndarray, n_units: int, n_bins:
                      t_max: float) -> np.ndarray:
     """Counts ``n_bins x n_units`` (float32); events at or after ``t_max`` go to the last bin."""
     bins = np.minimum((np.asarray(times) / t_max * n_bins).astype(np.int64), n_bins - 1)
-    frames = np.zeros((n_bins, n_units), np.float32)
-    np.add.at(frames, (bins, np.asarray(units, np.int64)), 1.0)
-    return frames
+    flat = bins * n_units + np.asarray(units, np.int64)
+    return np.bincount(flat, minlength=n_bins * n_units).reshape(n_bins, n_units).astype(
+        np.float32)

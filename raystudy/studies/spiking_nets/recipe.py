@@ -15,6 +15,7 @@ Launch::
     raystudy sweep spiking_nets --profile quick                   # 2 CPUs, minutes
     raystudy run spiking_nets --in-process --set neuron.name=ultradlif --set data.timesteps=1
     raystudy data make-events /tmp/events   # then --set data.name=shd --set data.path=/tmp/events
+    raystudy data make-nmnist /tmp/nm       # then --set data.name=nmnist --set data.path=/tmp/nm
 
 A trial trains the authors' FC network (fc -> neuron -> fc readout, logits averaged over
 T) with Adam; every epoch it evaluates validation and test in the soft, hard and tropical
@@ -60,14 +61,15 @@ from raystudy.algorithms.snn.data import (
     DataMissingError,
     load_static,
     make_temporal_order,
+    read_nmnist,
     read_shd,
 )
 from raystudy.studies.spiking_nets.analysis import analyze
-from raystudy.studies.spiking_nets.make_data import DATA_COMMANDS
+from raystudy.studies.spiking_nets.make_data import DATA_COMMANDS, cached_nmnist
 
 NEURONS = ("ultralif", "ultraplif", "ultradlif", "ultradplif", "sigmalif", "sg_lif",
            "sg_plif", "soft_lif", "soft_plif", "dspike")
-EVENT_SETS = ("temporal_order", "shd")
+EVENT_SETS = ("temporal_order", "nmnist", "shd")
 
 
 # ----------------------------------------------------------------------------- config
@@ -98,11 +100,13 @@ class NeuronConfig:
 
 @dataclass
 class DataConfig:
-    name: Literal["digits", "temporal_order", "shd", "mnist", "fashion", "cifar10"] = "digits"
-    """digits (bundled, rate-encoded), temporal_order (generated, SHD layout), shd (.h5 in
+    name: Literal["digits", "temporal_order", "nmnist", "shd", "mnist", "fashion",
+                  "cifar10"] = "digits"
+    """digits (bundled, rate-encoded), temporal_order (generated, SHD layout), nmnist
+    (N-MNIST .bin in path; no path: digits along saccades, generated once), shd (.h5 in
     path), mnist/fashion (IDX in path), cifar10 (pickles in path)."""
     path: str = ""
-    """Folder of the files (shd: shd_train.h5, shd_test.h5)."""
+    """Folder of the files (shd: shd_train.h5, shd_test.h5; nmnist: Train/, Test/)."""
     timesteps: PositiveInt = 1
     """T: rate-encoding steps (static) or time bins (events)."""
     rate_gain: Fraction = 0.5
@@ -152,8 +156,9 @@ class SpikingConfig:
             raise ValueError("neuron.dlif_form=readme has no tau: ultradplif is library-form")
         if self.data.name in ("shd", "mnist", "fashion", "cifar10") and not self.data.path:
             raise ValueError(f"data.name={self.data.name} needs data.path (a local folder)")
-        if self.data.name == "digits":
-            require("sklearn", "data.name=digits needs scikit-learn (its bundled digits)")
+        if self.data.name == "digits" or (self.data.name == "nmnist" and not self.data.path):
+            require("sklearn", f"data.name={self.data.name} needs scikit-learn (its bundled "
+                    "digits)")
 
 
 def require(module: str, what: str) -> None:
@@ -180,6 +185,9 @@ def load(name: str, path: str, timesteps: int, events_train: int, events_test: i
             if name == "temporal_order":
                 tr = make_temporal_order(events_train, seed=0)
                 te = make_temporal_order(events_test, seed=1)
+            elif name == "nmnist":
+                root = path or str(cached_nmnist())
+                tr, te = read_nmnist(root, "Train"), read_nmnist(root, "Test")
             else:
                 tr, te = read_shd(f"{path}/shd_train.h5"), read_shd(f"{path}/shd_test.h5")
             t_max = max(tr.t_max, te.t_max)

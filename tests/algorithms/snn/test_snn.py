@@ -26,8 +26,11 @@ from raystudy.algorithms.snn import (
 from raystudy.algorithms.snn.data import (
     DataMissingError,
     make_temporal_order,
+    read_nmnist,
     read_nmnist_bin,
     read_shd,
+    saccade_events,
+    write_nmnist,
     write_nmnist_bin,
     write_shd,
 )
@@ -236,3 +239,35 @@ def test_nmnist_bin_round_trip(tmp_path):
     write_nmnist_bin(tmp_path / "a.bin", x, y, p, t)
     for a, b in zip(read_nmnist_bin(tmp_path / "a.bin"), (x, y, p, t), strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_saccade_digits_written_as_nmnist_read_back(tmp_path):
+    images = np.zeros((6, 24, 24))
+    for i, im in enumerate(images):  # a bright bar per image, a label per image
+        im[4 + 2 * i:8 + 2 * i, 6:18] = 1.0
+    labels = np.array([3, 1, 4, 1, 5, 9])
+    total = write_nmnist(tmp_path, "Train", images, labels, seed=7, noise=0)
+    files = sorted((tmp_path / "Train").glob("*/*.bin"))
+    assert len(files) == 6 and {f.parent.name for f in files} == {"1", "3", "4", "5", "9"}
+    again = np.random.default_rng(7)  # the same stream, file by file, in index order
+    expected = [saccade_events(im, again, noise=0) for im in images]
+    back = read_nmnist(tmp_path, "Train")
+    order = sorted(range(6), key=lambda i: (str(labels[i]), f"{i:05d}"))  # glob order
+    assert sum(len(t) for t in back.times) == total and back.n_units == 2 * 34 * 34
+    np.testing.assert_array_equal(back.labels, labels[order])
+    for j, i in enumerate(order):
+        x, y, p, t = expected[i]
+        for a, b in zip(read_nmnist_bin(tmp_path / "Train" / str(labels[i]) / f"{i:05d}.bin"),
+                        (x, y, p, t), strict=True):
+            np.testing.assert_array_equal(a, b)
+        np.testing.assert_allclose(back.times[j], t / 1e6)
+        np.testing.assert_array_equal(back.units[j], p * 34 * 34 + y * 34 + x)
+    # a moving edge makes both polarities, in time order, near the bar (amplitude 3, 5 px
+    # canvas margin: the bar of image 0 spans rows 9-12, columns 11-22 of the 34 x 34 crop)
+    x, y, p, t = expected[0]
+    assert set(np.unique(p)) == {0, 1} and np.all(np.diff(t) >= 0)
+    assert t.min() >= 0 and t.max() < 300_000
+    assert x.min() >= 11 - 1 and x.max() <= 22 + 3 + 1
+    assert y.min() >= 9 - 1 and y.max() <= 12 + 3 + 1
+    with pytest.raises(DataMissingError, match="Train/0..9"):
+        read_nmnist(tmp_path, "Test")
