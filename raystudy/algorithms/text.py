@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sysconfig
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,17 +22,15 @@ import torch
 def text_bytes(source: str = "stdlib", max_bytes: int = 2_000_000) -> np.ndarray:
     """Concatenated bytes (uint8) of ``.py``/``.txt``/``.md`` files, in sorted path order.
 
-    ``source`` is ``"stdlib"`` (Python's own library folder) or a folder of text files.
+    ``source`` is ``"stdlib"`` (Python's own library folder, ``site-packages`` left out) or
+    a folder of text files. The walk stops at ``max_bytes``: only what is read is listed.
     """
     root = Path(sysconfig.get_paths()["stdlib"]) if source == "stdlib" else Path(source)
     if not root.is_dir():
         raise FileNotFoundError(f"text source folder not found: {root}")
-    patterns = ("*.py",) if source == "stdlib" else ("*.py", "*.txt", "*.md")
-    files = sorted(p for pattern in patterns for p in root.rglob(pattern) if p.is_file())
+    suffixes = (".py",) if source == "stdlib" else (".py", ".txt", ".md")
     chunks, total = [], 0
-    for path in files:
-        if "site-packages" in path.parts:
-            continue
+    for path in _sorted_files(root, suffixes):
         data = path.read_bytes()
         chunks.append(data[: max_bytes - total])
         total += len(chunks[-1])
@@ -40,6 +39,21 @@ def text_bytes(source: str = "stdlib", max_bytes: int = 2_000_000) -> np.ndarray
     if total == 0:
         raise FileNotFoundError(f"no text files under {root}")
     return np.frombuffer(b"".join(chunks), dtype=np.uint8).copy()
+
+
+def _sorted_files(folder: Path, suffixes: tuple[str, ...]) -> Iterator[Path]:
+    """Files under ``folder`` ending in ``suffixes``, lazily, in ``sorted(Path)`` order
+    (part by part: ``a/b/x.py`` before ``a/b.py``), ``site-packages`` pruned."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        if entry.is_dir():
+            if entry.name != "site-packages":
+                yield from _sorted_files(Path(entry.path), suffixes)
+        elif entry.name.endswith(suffixes) and entry.is_file():
+            yield Path(entry.path)
 
 
 def train_val_split(tokens: np.ndarray, val_fraction: float) -> tuple[np.ndarray, np.ndarray]:
