@@ -37,9 +37,9 @@ from ..plasticity.data import (
     mnist,
 )
 
-__all__ = ["DataFormatError", "DataMissingError", "EventSet", "Static", "load_static",
-           "make_temporal_order", "read_nmnist", "read_nmnist_bin", "read_shd",
-           "saccade_events", "write_nmnist", "write_nmnist_bin", "write_shd"]
+__all__ = ["NMNIST_SIZE", "DataFormatError", "DataMissingError", "EventSet", "Static",
+           "load_static", "make_temporal_order", "read_nmnist", "read_nmnist_bin",
+           "read_shd", "saccade_events", "write_nmnist", "write_nmnist_bin", "write_shd"]
 
 
 @dataclass

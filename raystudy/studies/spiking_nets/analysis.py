@@ -48,7 +48,12 @@ Runs = dict[tuple[Any, ...], dict[int, dict[str, float]]]
 
 
 def key(c: dict[str, Any]) -> tuple[str, int, int, float]:
-    return (str(c["data.name"]), int(c["data.timesteps"]), int(c["train.layers"]),
+    """(dataset, T, layers, lambda); the conv network's trials are their own dataset row
+    (``digits conv``), so every table and claim family reads them apart from the fc's."""
+    data = str(c["data.name"])
+    if c.get("train.network", "fc") == "conv":
+        data += " conv"
+    return (data, int(c["data.timesteps"]), int(c["train.layers"]),
             float(c["train.sparsity_lambda"]))
 
 

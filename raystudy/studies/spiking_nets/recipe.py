@@ -14,12 +14,14 @@ Launch::
 
     raystudy sweep spiking_nets --profile quick                   # 2 CPUs, minutes
     raystudy run spiking_nets --in-process --set neuron.name=ultradlif --set data.timesteps=1
+    raystudy sweep spiking_nets --profile quick --space conv      # the authors' ConvSNN
     raystudy data make-events /tmp/events   # then --set data.name=shd --set data.path=/tmp/events
     raystudy data make-nmnist /tmp/nm       # then --set data.name=nmnist --set data.path=/tmp/nm
 
 A trial trains the authors' FC network (fc -> neuron -> fc readout, logits averaged over
-T) with Adam; every epoch it evaluates validation and test in the soft, hard and tropical
-modes, keeps each mode's best-validation epoch, and reports on the cadence.
+T) or their ConvSNN (train.network=conv) with Adam; every epoch it evaluates validation
+and test in the soft, hard and tropical modes, keeps each mode's best-validation epoch,
+and reports on the cadence.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from raystudy.algorithms.snn import (
     MODES,
     SGLIF,
     SNN,
+    ConvSNN,
     DSpike,
     SigmaLIF,
     SoftLIF,
@@ -57,6 +60,7 @@ from raystudy.algorithms.snn import (
     rate_encode,
 )
 from raystudy.algorithms.snn.data import (
+    NMNIST_SIZE,
     DataFormatError,
     DataMissingError,
     load_static,
@@ -70,6 +74,9 @@ from raystudy.studies.spiking_nets.make_data import DATA_COMMANDS, cached_nmnist
 NEURONS = ("ultralif", "ultraplif", "ultradlif", "ultradplif", "sigmalif", "sg_lif",
            "sg_plif", "soft_lif", "soft_plif", "dspike")
 EVENT_SETS = ("temporal_order", "nmnist", "shd")
+IMAGES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "fashion": (1, 28, 28),
+          "cifar10": (3, 32, 32), "nmnist": (2, NMNIST_SIZE, NMNIST_SIZE)}
+"""C x H x W of the image sets (N-MNIST: polarity, y, x), for the conv network."""
 
 
 # ----------------------------------------------------------------------------- config
@@ -131,8 +138,11 @@ class TrainConfig:
     """Adam learning rate (the authors' 1e-3)."""
     hidden: PositiveInt = 64
     """Units per hidden layer (the README's 64)."""
+    network: Literal["fc", "conv"] = "fc"
+    """fc: the authors' SNN/DeepSNN; conv: their ConvSNN (two conv 3x3 -> avg pool 2 ->
+    neuron blocks, 32 and 64 channels; image data only)."""
     layers: Literal[1, 2, 3] = 1
-    """Hidden spiking layers (depth space)."""
+    """Hidden spiking layers of the fc network (depth space)."""
     sparsity_lambda: NonNegativeFloat = 0.0
     """loss = CE + lambda * mean spike value."""
     seed: int = 0
@@ -152,6 +162,13 @@ class SpikingConfig:
     train: TrainConfig = field(default_factory=TrainConfig)
 
     def validate(self) -> None:
+        if self.train.network == "conv":
+            if self.data.name not in IMAGES:
+                raise ValueError(f"train.network=conv needs image data ({', '.join(IMAGES)}),"
+                                 f" not data.name={self.data.name}")
+            if self.train.layers != 1:
+                raise ValueError("train.layers applies to the fc network; conv has its two "
+                                 "blocks")
         if self.neuron.name == "ultradplif" and self.neuron.dlif_form == "readme":
             raise ValueError("neuron.dlif_form=readme has no tau: ultradplif is library-form")
         if self.data.name in ("shd", "mnist", "fashion", "cifar10") and not self.data.path:
@@ -243,14 +260,16 @@ def make_neuron(c: NeuronConfig) -> Any:
     return makers[c.name]
 
 
-def build(config: SpikingConfig, inputs_dim: int, classes: int) -> SNN:
+def build(config: SpikingConfig, inputs_dim: int, classes: int) -> SNN | ConvSNN:
     neuron: Any = make_neuron(config.neuron)
     maker: Any = lambda n: neuron(n)  # noqa: E731
+    if config.train.network == "conv":
+        return ConvSNN(IMAGES[config.data.name], classes, maker)
     return SNN(inputs_dim, config.train.hidden, classes, maker, config.train.layers)
 
 
 @torch.no_grad()
-def evaluate(model: SNN, split: Split, events: bool, config: SpikingConfig, mode: str
+def evaluate(model: SNN | ConvSNN, split: Split, events: bool, config: SpikingConfig, mode: str
              ) -> tuple[float, dict[str, float]]:
     """Accuracy and spike statistics in ``mode``; the rate code drawn from a fixed seed, so
     every epoch and neuron sees the same encoded inputs."""

@@ -12,6 +12,7 @@ import torch
 from raystudy.algorithms.snn import (
     SGLIF,
     SNN,
+    ConvSNN,
     SigmaLIF,
     SoftLIF,
     UltraDLIF,
@@ -140,6 +141,40 @@ def test_t1_network_equals_mlp_with_closed_form_activation():
     out = net(x.unsqueeze(0))
     act = closed_form_t1(net.fcs[0](x), 0.8, math.log(0.9))
     assert torch.allclose(out, net.readout(act), atol=1e-12)
+
+
+def test_t1_conv_network_equals_convs_with_closed_form_activation():
+    """ConvSNN at T = 1 is conv -> avg pool -> closed-form activation per block, on the
+    C x H x W map its flattened input stands for (odd sizes pool by floor, as torch's)."""
+    torch.manual_seed(0)
+    net = ConvSNN((2, 9, 7), 3, lambda n: UltraLIF(n, init_eps=0.8),
+                  channels=(4, 5)).double()
+    x = torch.rand(6, 2 * 9 * 7, dtype=torch.float64)
+    out = net(x.unsqueeze(0))
+    h, blocks = x.reshape(6, 2, 9, 7), []
+    for conv, neuron in zip(net.convs, net.neurons, strict=True):
+        pooled = torch.nn.functional.avg_pool2d(conv(h), 2)
+        h = closed_form_t1(pooled, neuron.eps(), neuron.log_tau)
+        blocks.append(h)
+    assert h.shape == (6, 5, 2, 1)
+    torch.testing.assert_close(out, net.readout(h.flatten(1)), rtol=0, atol=1e-12)
+    # SynOps: block 1's spikes feed 9 x 5 synapses each, block 2's the 3 readout units
+    expected = (float(blocks[0].sum()) * 45 + float(blocks[1].sum()) * 3) / 6
+    assert net.spike_stats["synops"] == pytest.approx(expected, rel=1e-12)
+
+
+def test_conv_network_runs_every_neuron_over_time_and_trains():
+    torch.manual_seed(1)
+    for maker in (lambda n: UltraDLIF(n), lambda n: SGLIF(n), lambda n: SoftLIF(n)):
+        net = ConvSNN((1, 8, 8), 10, maker)
+        x = torch.rand(4, 3, 64)
+        out = net(x)
+        assert out.shape == (3, 10) and torch.isfinite(out).all()
+        out.sum().backward()
+        assert all(p.grad is not None and torch.isfinite(p.grad).all()
+                   for p in net.convs.parameters())
+    with pytest.raises(ValueError, match="too small"):
+        ConvSNN((1, 2, 2), 10, lambda n: SGLIF(n))
 
 
 def np_hard_lif(I, tau, theta, reset):  # noqa: N803
