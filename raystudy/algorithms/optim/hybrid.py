@@ -69,8 +69,8 @@ from torch.optim import Optimizer
 
 from .checks import check_beta, check_lr, check_nonnegative
 from .muon import as_matrix
-from .polar import POLAR_METHODS, polar_factors
-from .truncation import inner, inner_sum, resolve_loss, truncated_step_size
+from .polar import POLAR_METHODS, polar_factors_and_inners
+from .truncation import inner_sum, resolve_loss, truncated_step_size
 
 
 def as_matrix_groups(params: Iterable) -> list[dict]:
@@ -154,18 +154,22 @@ class HybridSteepestDescent(Optimizer):
         )
         super().__init__(as_matrix_groups(params), defaults)
 
-    def _polars(self, items: list[tuple[dict, Tensor]], out: dict[Tensor, Tensor]) -> None:
-        """``out[p] = polar(M_p)`` for ``(group, p)`` in ``items``; same-shape matrices of a
-        group as one batched Newton–Schulz chain (:func:`.polar_factors`)."""
+    def _polars(self, items: list[tuple[dict, Tensor]], out: dict[Tensor, Tensor],
+                norms: dict[Tensor, Tensor]) -> None:
+        """``out[p] = polar(M_p)`` and ``norms[p] = <M_p, polar(M_p)>`` for ``(group, p)`` in
+        ``items``; same-shape matrices of a group as one batched Newton–Schulz chain, their
+        inner products one batched product (:func:`.polar_factors_and_inners`)."""
         by_group: dict[int, tuple[dict, list[Tensor]]] = {}
         for group, p in items:
             by_group.setdefault(id(group), (group, []))[1].append(p)
         for group, ps in by_group.values():
             Ms = [self.state[p]["M"] for p in ps]
-            Ps = polar_factors([as_matrix(M) for M in Ms], method=group["polar_method"],
-                               steps=group["ns_steps"], dtype=group["ns_dtype"])
-            for p, M, P in zip(ps, Ms, Ps, strict=True):                # in M's dtype: the
+            Ps, dots = polar_factors_and_inners([as_matrix(M) for M in Ms],
+                                                method=group["polar_method"],
+                                                steps=group["ns_steps"], dtype=group["ns_dtype"])
+            for p, M, P, d in zip(ps, Ms, Ps, dots, strict=True):       # in M's dtype: the
                 out[p] = P.view_as(M).to(M.dtype)                       # update stays fused
+                norms[p] = d
 
     def _active_groups(self) -> list[tuple[dict, list[Tensor], list[Tensor], list[dict]]]:
         """Each group with its parameters that have a gradient, the gradients and the
@@ -200,8 +204,10 @@ class HybridSteepestDescent(Optimizer):
                                      1 - beta2)
         return float(inner_sum(xs, gs_all)) if self.uses_loss else 0.0
 
-    def _nuclear_norms(self, active: list, fresh: dict[Tensor, Tensor]) -> float:
-        """``A_0``; polar factors computed here are stored in ``fresh`` for the update."""
+    def _nuclear_norms(self, active: list, fresh: dict[Tensor, Tensor],
+                       norms: dict[Tensor, Tensor]) -> float:
+        """``A_0``; polar factors computed here are stored in ``fresh`` (their nuclear norms
+        in ``norms``) for the update."""
         stale = []
         todo = []
         for group, ps, _, states in active:
@@ -212,11 +218,9 @@ class HybridSteepestDescent(Optimizer):
                     stale.append(state["nuclear_norm"])
                 else:
                     todo.append((group, p))
-        self._polars(todo, fresh)
-        A0 = inner_sum([self.state[p]["M"] for _, p in todo], [fresh[p] for _, p in todo])
-        if stale:
-            A0 = A0 + torch.stack(stale).sum()
-        return float(A0)
+        self._polars(todo, fresh, norms)
+        terms = stale + [norms[p] for _, p in todo]
+        return float(torch.stack(terms).sum()) if terms else 0.0
 
     def _denominators(self, group: dict, ps: list[Tensor]) -> list[Tensor]:
         """``D_i = eps + sqrt(v_i)`` of a vector group's parameters ``ps`` (fused)."""
@@ -268,8 +272,9 @@ class HybridSteepestDescent(Optimizer):
         x_dot_g = self._update_moments(active)
         rho = self.defaults["rho"]
         fresh: dict[Tensor, Tensor] = {}
+        norms: dict[Tensor, Tensor] = {}
         need_A0 = self.hybrid_norm or self.uses_loss
-        A0 = self._nuclear_norms(active, fresh) if need_A0 else 0.0
+        A0 = self._nuclear_norms(active, fresh, norms) if need_A0 else 0.0
         c = rho * A0 if self.hybrid_norm else rho
         ratio = float("inf")
         D: dict[int, list[Tensor]] = {}
@@ -278,7 +283,7 @@ class HybridSteepestDescent(Optimizer):
             ratio = self._momo_ratio(f, x_dot_g, x_dot_m, c * A0 + B_sq)
         keep_norms = need_A0 and self.defaults["stale_nuclear_norm"]
         self._polars([(group, p) for group, ps, _, _ in active if group["matrix"]
-                      for p in ps if p not in fresh], fresh)       # all polar factors at once
+                      for p in ps if p not in fresh], fresh, norms)  # all polar factors
         if self.uses_loss:  # the Momo step t = min(lr, ratio) of the first group, for logs
             self.state["momo"]["t"] = min(self.param_groups[0]["lr"], ratio)
         for group, ps, _, states in active:
@@ -289,8 +294,8 @@ class HybridSteepestDescent(Optimizer):
             if group["matrix"]:
                 Ps = [fresh.pop(p) for p in ps]
                 if keep_norms:
-                    for state, P in zip(states, Ps, strict=True):
-                        state["nuclear_norm"] = inner(state["M"], P)
+                    for p, state in zip(ps, states, strict=True):
+                        state["nuclear_norm"] = norms[p]
                 torch._foreach_add_(ps, Ps, alpha=-t * c)           # W -= t c polar(M)
             else:
                 denominators = D.get(id(group)) or self._denominators(group, ps)

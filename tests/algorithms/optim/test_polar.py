@@ -149,3 +149,24 @@ def test_polar_factors_batch_same_shapes_and_equal_per_matrix(method):
                 assert torch.equal(P, single)  # the same ops, batched: bit for bit
             else:
                 torch.testing.assert_close(P, single, atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("method", ["svd", "polar_express"])
+def test_polar_factors_and_inners_give_each_nuclear_norm_estimate(method):
+    """<G, P> from the batched product equals a float64 dot of the returned factor (tall,
+    wide, square, a single-member group); with the exact factor it is the nuclear norm."""
+    from raystudy.algorithms.optim.polar import polar_factors, polar_factors_and_inners
+
+    gen = torch.Generator().manual_seed(5)
+    shapes = [(12, 20), (20, 12), (12, 20), (8, 8), (30, 6), (8, 8)]
+    Gs = [torch.randn(*s, generator=gen) for s in shapes]
+    Ps, dots = polar_factors_and_inners(Gs, method, 5, torch.float32)
+    for G, P, Q, d in zip(Gs, Ps, polar_factors(Gs, method, 5, torch.float32), dots,
+                          strict=True):
+        assert torch.equal(P, Q) and d.shape == () and d.dtype == torch.float32
+        reference = float((G.double() * P.double()).sum())
+        assert float(d) == pytest.approx(reference, rel=1e-5)
+        if method == "svd":
+            nuclear = float(torch.linalg.matrix_norm(G.double(), "nuc"))
+            assert float(d) == pytest.approx(nuclear, rel=1e-5)
+    assert polar_factors_and_inners(Gs[:1], method, 5, torch.float32)[1][0].shape == ()
