@@ -240,3 +240,23 @@ def test_conv_space_runs_the_pre_registered_pairs_on_images():
     assert {n for pair in PAIRS for n in pair} <= set(params["neuron.name"]["grid"])
     assert set(params["data.name"]["grid"]) <= set(IMAGES)
     assert len(params["train.seed"]["grid"]) >= 8
+
+
+def test_dvs_gesture_runs_from_tonics_layout_and_a_missing_folder_is_one_line(tmp_path,
+                                                                               capsys):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    for folder in ("ibmGestureTrain", "ibmGestureTest"):
+        for i in range(12):
+            ev = np.column_stack([rng.integers(0, 128, (50, 2)), rng.integers(0, 2, 50),
+                                  np.sort(rng.uniform(0, 500, 50))])
+            (tmp_path / folder / f"user{i:02d}").mkdir(parents=True)
+            np.save(tmp_path / folder / f"user{i:02d}" / f"{i % 11}.npy", ev)
+    ctx = run(config(**{"data.name": "dvs_gesture", "data.path": str(tmp_path),
+                        "data.timesteps": 2, "train.epochs": 1}))
+    assert 0 <= ctx.reports[-1]["eval/acc"] <= 1
+    assert main(["run", "spiking_nets", "--in-process", "--set", "data.name=dvs_gesture",
+                 "--set", f"data.path={tmp_path / 'none'}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "ibmGestureTrain" in err[0]

@@ -16,6 +16,9 @@
   front of a simulated DVS pixel array (an ON/OFF event where log intensity changed by more
   than a contrast threshold since the pixel's last event), and :func:`write_nmnist` writes a
   split of such recordings in that layout.
+* DVS-Gesture as tonic distributes it preprocessed (samples cut per label, ms precision):
+  ``ibmGestureTrain|ibmGestureTest/<recording>/<label>.npy``, ``N x 4`` arrays of ``x, y, p,
+  t``: :func:`read_dvs_gesture`.
 
 Every problem is a ``DataFormatError`` (``DataMissingError`` when files are absent) whose
 message is one line naming what is missing and where to put it.
@@ -37,9 +40,10 @@ from ..plasticity.data import (
     mnist,
 )
 
-__all__ = ["NMNIST_SIZE", "DataFormatError", "DataMissingError", "EventSet", "Static",
-           "load_static", "make_temporal_order", "read_nmnist", "read_nmnist_bin",
-           "read_shd", "saccade_events", "write_nmnist", "write_nmnist_bin", "write_shd"]
+__all__ = ["DVS_GESTURE_SIZE", "NMNIST_SIZE", "DataFormatError", "DataMissingError",
+           "EventSet", "Static", "load_static", "make_temporal_order", "read_dvs_gesture",
+           "read_nmnist", "read_nmnist_bin", "read_shd", "saccade_events", "write_nmnist",
+           "write_nmnist_bin", "write_shd"]
 
 
 @dataclass
@@ -249,6 +253,41 @@ def saccade_events(image: np.ndarray, rng: np.random.Generator, size: int = NMNI
     t = np.minimum(np.concatenate(ts).astype(np.int64), duration_us - 1)
     order = np.argsort(t, kind="stable")
     return x[order], y[order], p[order], t[order]
+
+
+DVS_GESTURE_SIZE = 128
+"""DVS128's sensor: 128 x 128 pixels, 2 polarities; 11 gesture classes."""
+DVS_GESTURE_FOLDERS = {"train": "ibmGestureTrain", "test": "ibmGestureTest"}
+
+
+def read_dvs_gesture(root: str | Path, split: str) -> EventSet:
+    """DVS-Gesture as tonic's preprocessed copy lays it out: ``root/ibmGestureTrain`` (or
+    ``ibmGestureTest``) ``/<user_lighting>/<label>.npy``, each an ``N x 4`` array of
+    ``x, y, p, t`` with ``t`` in ms (one labelled sample per file); events over units
+    ``p * 128 * 128 + y * 128 + x``."""
+    folder = Path(root).expanduser() / DVS_GESTURE_FOLDERS[split]
+    files = sorted(folder.glob("*/*.npy"))
+    if not files:
+        raise DataMissingError(f"{folder}: no <recording>/<label>.npy files (DVS-Gesture "
+                               "needs tonic's ibmGestureTrain/ and ibmGestureTest/ folders, "
+                               "unpacked, under data.path)")
+    n, times, units, labels = DVS_GESTURE_SIZE, [], [], []
+    for f in files:
+        if not f.stem.isdigit() or int(f.stem) > 10:
+            raise DataFormatError(f"{f}: the file name must be the label 0..10")
+        ev = np.load(f)
+        if ev.ndim != 2 or ev.shape[1] != 4:
+            raise DataFormatError(f"{f}: expected an N x 4 array (x, y, p, t), got "
+                                  f"shape {ev.shape}")
+        x, y, p = (ev[:, i].astype(np.int64) for i in range(3))
+        if len(ev) and (x.min() < 0 or y.min() < 0 or max(x.max(), y.max()) >= n
+                        or not np.isin(p, (0, 1)).all()):
+            raise DataFormatError(f"{f}: x, y outside 0..{n - 1} or a polarity not 0/1")
+        times.append(ev[:, 3].astype(np.float64) / 1e3)
+        units.append(p * n * n + y * n + x)
+        labels.append(int(f.stem))
+    t_max = max((float(t.max()) for t in times if len(t)), default=1.0) + 1e-6
+    return EventSet(times, units, np.array(labels), 2 * n * n, t_max)
 
 
 def write_nmnist(root: str | Path, split: str, images: np.ndarray, labels: np.ndarray,

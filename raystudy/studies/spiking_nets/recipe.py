@@ -60,11 +60,13 @@ from raystudy.algorithms.snn import (
     rate_encode,
 )
 from raystudy.algorithms.snn.data import (
+    DVS_GESTURE_SIZE,
     NMNIST_SIZE,
     DataFormatError,
     DataMissingError,
     load_static,
     make_temporal_order,
+    read_dvs_gesture,
     read_nmnist,
     read_shd,
 )
@@ -73,10 +75,11 @@ from raystudy.studies.spiking_nets.make_data import DATA_COMMANDS, cached_nmnist
 
 NEURONS = ("ultralif", "ultraplif", "ultradlif", "ultradplif", "sigmalif", "sg_lif",
            "sg_plif", "soft_lif", "soft_plif", "dspike")
-EVENT_SETS = ("temporal_order", "nmnist", "shd")
+EVENT_SETS = ("temporal_order", "nmnist", "shd", "dvs_gesture")
 IMAGES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "fashion": (1, 28, 28),
-          "cifar10": (3, 32, 32), "nmnist": (2, NMNIST_SIZE, NMNIST_SIZE)}
-"""C x H x W of the image sets (N-MNIST: polarity, y, x), for the conv network."""
+          "cifar10": (3, 32, 32), "nmnist": (2, NMNIST_SIZE, NMNIST_SIZE),
+          "dvs_gesture": (2, DVS_GESTURE_SIZE, DVS_GESTURE_SIZE)}
+"""C x H x W of the image sets (event sets: polarity, y, x), for the conv network."""
 
 
 # ----------------------------------------------------------------------------- config
@@ -107,13 +110,15 @@ class NeuronConfig:
 
 @dataclass
 class DataConfig:
-    name: Literal["digits", "temporal_order", "nmnist", "shd", "mnist", "fashion",
-                  "cifar10"] = "digits"
+    name: Literal["digits", "temporal_order", "nmnist", "shd", "dvs_gesture", "mnist",
+                  "fashion", "cifar10"] = "digits"
     """digits (bundled, rate-encoded), temporal_order (generated, SHD layout), nmnist
     (N-MNIST .bin in path; no path: digits along saccades, generated once), shd (.h5 in
-    path), mnist/fashion (IDX in path), cifar10 (pickles in path)."""
+    path), dvs_gesture (tonic's .npy in path), mnist/fashion (IDX in path), cifar10
+    (pickles in path)."""
     path: str = ""
-    """Folder of the files (shd: shd_train.h5, shd_test.h5; nmnist: Train/, Test/)."""
+    """Folder of the files (shd: shd_train.h5, shd_test.h5; nmnist: Train/, Test/;
+    dvs_gesture: ibmGestureTrain/, ibmGestureTest/)."""
     timesteps: PositiveInt = 1
     """T: rate-encoding steps (static) or time bins (events)."""
     rate_gain: Fraction = 0.5
@@ -171,7 +176,8 @@ class SpikingConfig:
                                  "blocks")
         if self.neuron.name == "ultradplif" and self.neuron.dlif_form == "readme":
             raise ValueError("neuron.dlif_form=readme has no tau: ultradplif is library-form")
-        if self.data.name in ("shd", "mnist", "fashion", "cifar10") and not self.data.path:
+        if self.data.name in ("shd", "dvs_gesture", "mnist", "fashion", "cifar10") \
+                and not self.data.path:
             raise ValueError(f"data.name={self.data.name} needs data.path (a local folder)")
         if self.data.name == "digits" or (self.data.name == "nmnist" and not self.data.path):
             require("sklearn", f"data.name={self.data.name} needs scikit-learn (its bundled "
@@ -205,6 +211,8 @@ def load(name: str, path: str, timesteps: int, events_train: int, events_test: i
             elif name == "nmnist":
                 root = path or str(cached_nmnist())
                 tr, te = read_nmnist(root, "Train"), read_nmnist(root, "Test")
+            elif name == "dvs_gesture":
+                tr, te = read_dvs_gesture(path, "train"), read_dvs_gesture(path, "test")
             else:
                 tr, te = read_shd(f"{path}/shd_train.h5"), read_shd(f"{path}/shd_test.h5")
             t_max = max(tr.t_max, te.t_max)

@@ -25,8 +25,10 @@ from raystudy.algorithms.snn import (
     ultralif_step,
 )
 from raystudy.algorithms.snn.data import (
+    DataFormatError,
     DataMissingError,
     make_temporal_order,
+    read_dvs_gesture,
     read_nmnist,
     read_nmnist_bin,
     read_shd,
@@ -306,3 +308,35 @@ def test_saccade_digits_written_as_nmnist_read_back(tmp_path):
     assert y.min() >= 9 - 1 and y.max() <= 12 + 3 + 1
     with pytest.raises(DataMissingError, match="Train/0..9"):
         read_nmnist(tmp_path, "Test")
+
+
+def write_dvs_gesture(root, split, samples):
+    """tonic's preprocessed layout, written by numpy.save: ``<label>.npy`` per sample."""
+    for i, (label, events) in enumerate(samples):
+        folder = root / {"train": "ibmGestureTrain", "test": "ibmGestureTest"}[split]
+        (folder / f"user{i:02d}_led").mkdir(parents=True, exist_ok=True)
+        np.save(folder / f"user{i:02d}_led" / f"{label}.npy", np.asarray(events))
+
+
+def test_dvs_gesture_reader_reads_numpy_files_in_tonics_layout(tmp_path):
+    a = [[0, 0, 0, 1.0], [127, 5, 1, 2.5], [3, 127, 1, 900.0]]  # x, y, p, t (ms)
+    write_dvs_gesture(tmp_path, "train", [(7, a), (0, [[1, 2, 0, 4.0]])])
+    ev = read_dvs_gesture(tmp_path, "train")
+    assert ev.n_units == 2 * 128 * 128 and sorted(ev.labels.tolist()) == [0, 7]
+    i = int(np.flatnonzero(ev.labels == 7)[0])
+    np.testing.assert_array_equal(ev.units[i], [0, 128 * 128 + 5 * 128 + 127,
+                                                128 * 128 + 127 * 128 + 3])
+    np.testing.assert_allclose(ev.times[i], [0.001, 0.0025, 0.9])
+    frames = events_to_frames(ev.times[i], ev.units[i], ev.n_units, 2, ev.t_max)
+    assert frames.shape == (2, 32768) and frames.sum() == 3
+    with pytest.raises(DataMissingError, match="ibmGestureTest"):
+        read_dvs_gesture(tmp_path, "test")
+    write_dvs_gesture(tmp_path / "bad", "train", [(3, [[0, 0, 0]])])
+    with pytest.raises(DataFormatError, match="N x 4"):
+        read_dvs_gesture(tmp_path / "bad", "train")
+    write_dvs_gesture(tmp_path / "big", "train", [(3, [[128, 0, 0, 1.0]])])
+    with pytest.raises(DataFormatError, match="outside"):
+        read_dvs_gesture(tmp_path / "big", "train")
+    write_dvs_gesture(tmp_path / "label", "train", [(11, a)])
+    with pytest.raises(DataFormatError, match="label 0..10"):
+        read_dvs_gesture(tmp_path / "label", "train")
