@@ -75,14 +75,19 @@ def _never_breaks_the_sweep(hook: Callable) -> Callable:
 
 class RaystudyOptunaSearch(OptunaSearch):
     """Ray's OptunaSearch, but each Optuna trial carries its Tune trial id (so the mirror
-    finds it, also after a resume), and a trial the scheduler stopped early ends PRUNED
-    (Ray's marks it COMPLETE with its last value)."""
+    finds it, also after a resume), a trial the scheduler stopped early ends PRUNED
+    (Ray's marks it COMPLETE with its last value), and a report without the primary
+    metric is skipped (Ray's raises KeyError and ends the sweep)."""
 
     def suggest(self, trial_id: str) -> dict | None:
         config = super().suggest(trial_id)
         if trial_id in self._ot_trials:
             self._ot_trials[trial_id].set_user_attr(TUNE_ID, trial_id)
         return config
+
+    def on_trial_result(self, trial_id: str, result: dict) -> None:
+        if self.metric in result:  # a report without the primary metric adds no value
+            super().on_trial_result(trial_id, result)
 
     def on_trial_complete(self, trial_id: str, result: dict | None = None,
                           error: bool = False) -> None:

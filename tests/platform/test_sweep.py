@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -199,3 +200,49 @@ def test_an_errored_trial_fails_the_sweep_and_its_error_file_is_in_the_run(ray_s
     error_file = run_dir / failed[0]["error_file"]
     assert "x = 0 is not allowed" in error_file.read_text()
     assert err[-1] == f"raystudy: 1 of 3 trial(s) failed; errors in {error_file}"
+
+
+PARTIAL_STUDY = '''
+"""A study whose trials with x = 0 never report the primary metric."""
+from dataclasses import dataclass
+
+from raystudy import Metric, Study, TrialContext
+
+
+@dataclass
+class Config:
+    x: int = 1
+
+
+def loop(config: Config, ctx: TrialContext) -> None:
+    for step in ctx.cadence(2):
+        metrics = {"eval/other": float(step)}
+        if config.x:
+            metrics["eval/loss"] = float(config.x)
+        ctx.report(metrics, step=step)
+
+
+STUDY = Study("partial", "x = 0 reports no eval/loss", Config, loop,
+              (Metric("eval/loss", "min"), Metric("eval/other", "max")))
+'''
+
+
+@pytest.mark.parametrize("search", ["grid", "optuna"])
+def test_trials_that_leave_the_primary_metric_out_still_finish(ray_session, tmp_path,
+                                                                search):
+    """Tune's strict metric check would end the sweep with a traceback (it did for a
+    large_kernel_conv block without wbmm14); such a trial is a result like any other, under
+    the grid and under Optuna's searcher (whose every trial here lacks it)."""
+    (tmp_path / "partial.py").write_text(PARTIAL_STUDY)
+    grid = "{grid: [0, 1]}" if search == "grid" else "{randint: [0, 1]}"
+    space = write_space(tmp_path, f"params:\n  x: {grid}\n")
+    code = main(["sweep", str(tmp_path / "partial.py"), "--space", space, "--storage",
+                 str(tmp_path / "runs"), "--name", search, "--search", search,
+                 *(["--samples", "2"] if search == "optuna" else []),
+                 "--optuna-storage", "off"])
+    assert code == 0
+    trials = summary(tmp_path / "runs" / search)["trials"]
+    assert [t["status"] for t in trials] == ["finished", "finished"]
+    lacking = [t for t in trials if math.isnan(t["metrics"].get("eval/loss", math.nan))]
+    assert len(lacking) == (1 if search == "grid" else 2)
+    assert all(t["metrics"]["eval/other"] == 2.0 for t in lacking)
