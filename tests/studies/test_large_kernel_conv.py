@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from raystudy.cli import main
@@ -117,3 +118,53 @@ def test_quick_sweep_and_report(tmp_path: Path, ray_session):
     report = (tmp_path / "runs" / "q" / "report.md").read_text()
     assert "faster than dw5" in report and "time falls with the window" in report
     assert "iGEMM" in report  # the LKA claim is missing, with why
+
+
+def test_relation_task_labels_the_direction_between_its_markers():
+    from raystudy.studies.large_kernel_conv.proxy import DIRECTIONS, relation_task
+
+    x, y = relation_task(200, size=28, seed=3, noise=1e-6)
+    assert x.shape == (200, 1, 28, 28) and set(y.tolist()) == {0, 1, 2, 3}
+    for image, label in zip(x[:, 0].numpy(), y.tolist(), strict=True):
+        bright = np.argwhere(image > 0.5).mean(0)  # centre of marker A (+1)
+        dark = np.argwhere(image < -0.5).mean(0)   # centre of marker B (-1)
+        offset = dark - bright
+        distance = np.abs(offset).max()
+        assert 8 <= distance <= 12 and np.abs(offset).min() == 0
+        assert tuple(np.sign(offset).astype(int)) == DIRECTIONS[label]
+
+
+def test_proxy_trial_reports_accuracy_and_resumes_where_it_stopped():
+    from raystudy import LocalContext
+
+    def run(epochs, checkpoint=None):
+        cfg = LargeKernelConfig(kind="proxy")
+        cfg.proxy.epochs, cfg.proxy.train_size, cfg.proxy.channels = epochs, 128, 4
+        ctx = LocalContext(recipe.STUDY.metrics, checkpoint=checkpoint)
+        recipe.train_loop(cfg, ctx)
+        return ctx
+
+    full = run(2)
+    assert [r["eval/acc"] for r in full.reports] and 0 <= full.reports[-1]["eval/acc"] <= 1
+    resumed = run(2, checkpoint=run(1).last_checkpoint)
+    assert len(resumed.reports) == 1
+    assert resumed.reports[-1]["eval/acc"] == full.reports[-1]["eval/acc"]
+    with pytest.raises(ValueError, match="k odd"):
+        LargeKernelConfig(proxy=recipe.ProxyConfig(mixer="dw12")).validate()
+
+
+def test_proxy_claims_read_equivalence_and_non_inferiority():
+    from raystudy.studies.large_kernel_conv.analysis import proxy_claims
+
+    same = {"wbmm7": {s: 0.80 + 0.001 * s for s in range(8)},
+            "dw13": {s: 0.80 + 0.001 * s + 0.002 * (-1) ** s for s in range(8)},
+            "dw5": {s: 0.60 for s in range(8)}}
+    equivalent, *non_inferior = proxy_claims(same)
+    assert "within 1 pp of dw13" in equivalent.statement
+    assert [c.verdict for c in (equivalent, *non_inferior)] == ["supported"] * 3
+    better = {**same, "dw13": {s: 0.70 for s in range(8)}, "dw5": {s: 0.90 for s in range(8)}}
+    # clearly better than dw13: not equivalent, yet non-inferior; clearly worse than dw5
+    assert [c.verdict for c in proxy_claims(better)] == ["contradicted", "supported",
+                                                         "contradicted"]
+    (missing,) = proxy_claims({})
+    assert missing.n == 0 and "space proxy" in missing.note

@@ -11,6 +11,7 @@ Launch::
 
     raystudy sweep large_kernel_conv --profile quick      # 2 CPUs, one trial at a time
     raystudy run large_kernel_conv --in-process --set shape=2x320x14
+    raystudy sweep large_kernel_conv --profile quick --space proxy --max-concurrent 2
 
 A trial is one **timing block**: one shape x pass x dtype x device, every candidate
 (``dw{k}``, ``wbmm{w}`` NC, ``wbmmc{w}`` C at fwd; ``lka{k}`` on CUDA where the iGEMM
@@ -21,6 +22,10 @@ paired tests in ``analysis.py``. Before timing, wbmm is checked against the per-
 conv2d reference; a mismatch fails the trial.
 Trials run one at a time (the profile's ``sweep.max_concurrent: 1``): timings of
 concurrent trials on shared cores are not comparable.
+
+A ``kind=proxy`` trial instead trains the accuracy proxy (``proxy.py``): a tiny 4-stage
+net with WBMM ``w``, same-support depthwise ``2w - 1`` or 5x5 depthwise as its mixer, on a
+generated task whose label needs a ~10 px receptive field; one seed per trial.
 """
 
 from __future__ import annotations
@@ -42,6 +47,7 @@ from raystudy import (
 )
 from raystudy.algorithms.large_kernel import candidates, check, interleaved, lka_available
 from raystudy.studies.large_kernel_conv.analysis import analyze
+from raystudy.studies.large_kernel_conv.proxy import ProxyNet, parse_mixer, relation_task
 
 
 # ----------------------------------------------------------------------------- config
@@ -72,13 +78,36 @@ class TimingConfig:
 
 
 @dataclass
+class ProxyConfig:
+    mixer: str = "wbmm7"
+    """Token mixer of the proxy net: wbmm<w> or dw<k> (k odd; wbmm7's same support: dw13)."""
+    seed: int = 0
+    """Seed of the init and the batches (the unit of the paired accuracy claim)."""
+    epochs: PositiveInt = 6
+    """Passes over the generated training set."""
+    train_size: PositiveInt = 1000
+    """Generated training images (the test set is 1000, drawn apart)."""
+    noise: PositiveFloat = 0.4
+    """Std of the Gaussian background the two markers sit on."""
+    channels: PositiveInt = 16
+    """Width of every stage."""
+    lr: PositiveFloat = 3e-3
+    """AdamW learning rate (batch 64)."""
+
+
+@dataclass
 class LargeKernelConfig:
+    kind: Literal["timing", "proxy"] = "timing"
+    """timing: one timing block (the speed claims); proxy: one training run of the accuracy
+    proxy (space proxy)."""
     shape: str = "2x160x28"
     """BxCxS: batch, channels, H = W (WBMM-T's stages at 224 input: 160x28, 320x14, 640x7)."""
     timing: TimingConfig = field(default_factory=TimingConfig)
+    proxy: ProxyConfig = field(default_factory=ProxyConfig)
 
     def validate(self) -> None:
         t = self.timing
+        parse_mixer(self.proxy.mixer)
         shape_of(self)
         if 5 not in t.kernels:
             raise ValueError("timing.kernels needs 5: every ratio is read against dw5")
@@ -101,6 +130,8 @@ def shape_of(config: LargeKernelConfig) -> tuple[int, int, int, int]:
 
 # ----------------------------------------------------------------------------- loop
 def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
+    if config.kind == "proxy":
+        return proxy_loop(config.proxy, ctx)
     t = config.timing
     if t.device == "cuda" and not torch.cuda.is_available():  # checked on the trial's node
         raise RuntimeError("timing.device=cuda but torch sees no CUDA device on this node")
@@ -128,6 +159,37 @@ def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
         ctx.report(metrics, checkpoint=times, step=step)
 
 
+def proxy_loop(p: ProxyConfig, ctx: TrialContext) -> None:
+    """Train the proxy net on the relation task; test accuracy after every epoch."""
+    torch.set_num_threads(1)
+    x, y = relation_task(p.train_size, seed=0, noise=p.noise)
+    x_test, y_test = relation_task(1000, seed=1, noise=p.noise)
+    torch.manual_seed(p.seed)
+    net = ProxyNet(p.mixer, p.channels)
+    opt = torch.optim.AdamW(net.parameters(), lr=p.lr)
+    batches = torch.Generator().manual_seed(p.seed)
+    state = ctx.load_checkpoint()
+    if state is not None:
+        net.load_state_dict(state["net"])
+        opt.load_state_dict(state["opt"])
+        batches.set_state(state["batches"])
+    for epoch in ctx.cadence(p.epochs, 1, 1):
+        net.train()
+        order = torch.randperm(len(y), generator=batches)
+        for i in range(0, len(y), 64):
+            idx = order[i:i + 64]
+            loss = torch.nn.functional.cross_entropy(net(x[idx]), y[idx])
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+        net.eval()
+        with torch.no_grad():
+            acc = float((net(x_test).argmax(1) == y_test).float().mean())
+        ctx.report({"eval/acc": acc, "train/loss": loss.item()}, step=epoch,
+                   checkpoint={"net": net.state_dict(), "opt": opt.state_dict(),
+                               "batches": batches.get_state()})
+
+
 def lka_kernels(t: TimingConfig) -> tuple[int, ...]:
     """The kernels LKA (iGEMM, ``lka{k}``) is timed at: ``timing.kernels`` on CUDA where
     the extension imports (claim W-C4), else none (CPU blocks time no LKA)."""
@@ -150,6 +212,7 @@ STUDY = Study(
         Metric("ratio/wbmm14_dw5", "min", "median time of WBMM-14 (NC) over dw5's in the "
                "block (< 1: WBMM-14 faster)"),
         Metric("time_ms/dw5", "min", "median ms of the 5x5 depthwise conv in the block"),
+        Metric("eval/acc", "max", "the accuracy proxy's test accuracy (kind=proxy)"),
     ),
     analyze=analyze,
 )
