@@ -6,7 +6,7 @@ interleaved in one process (minimum of ``--reps``), with its relative error agai
 same chain in float64. The shipped chain is ``batched``; the others are the options
 measured for issue 33 and dropped (bench/README.md lists why).
 
-    .venv/bin/python bench/newton_schulz.py --threads 1 --reps 15
+    .venv/bin/python bench/newton_schulz.py --threads 1 --reps 15 [--compile]
 """
 
 from __future__ import annotations
@@ -84,14 +84,28 @@ VARIANTS: dict[str, Callable[[Tensor], Tensor]] = {
 }
 
 
+def compiled_variant() -> Callable[[Tensor], Tensor]:
+    """The shipped chain through ``torch.compile`` (inductor), shapes static; the first call
+    of each shape compiles (timed apart, printed)."""
+    chain = torch.compile(batched, dynamic=False)
+
+    def run(X: Tensor) -> Tensor:
+        return chain(X)
+    return run
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15, help="interleaved repetitions")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16")
+    parser.add_argument("--compile", action="store_true",
+                        help="also torch.compile the shipped chain (compiles per shape first)")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
+    if args.compile:
+        VARIANTS["torch.compile(shipped)"] = compiled_variant()
     print(describe())
     print(f"{STEPS} Jordan steps in {args.dtype}; min of {args.reps} interleaved runs\n")
     print(f"| {'group':<12} | {'variant':<22} | {'ms':>6} | {'x shipped':>9} | "
@@ -102,6 +116,11 @@ def main() -> None:
         G = torch.randn(*shape, generator=gen) * torch.logspace(-3, 0, shape[-1])
         X = G.to(dtype)
         exact = batched(X.double())
+        if args.compile:
+            start = time.perf_counter()
+            VARIANTS["torch.compile(shipped)"](X)
+            print(f"(torch.compile of {'x'.join(map(str, shape))}: "
+                  f"{time.perf_counter() - start:.1f} s, first call)")
         best = {name: float("inf") for name in VARIANTS}
         for _ in range(args.reps):
             for name, fn in VARIANTS.items():
