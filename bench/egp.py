@@ -354,6 +354,55 @@ def bench_layout(reps: int) -> list[dict]:
     return rows
 
 
+PHASES = (  # (phase, cProfile entries whose time it is: cumulative for Python functions)
+    ("P_i = V_i^T F (trmm, N M^2)", ("times_triangular",)),
+    ("A_i = P_i P_i^T + Lam (baddbmm, n_i^2 M)", ("baddbmm",)),
+    ("Cholesky of A_i (cholesky_ex)", ("linalg_cholesky_ex",)),
+    ("z_i, Y_i = L_i^-1 r_i, L_i^-1 P_i (trsm)", ("linalg_solve_triangular",)),
+    ("H = sum Y_i^T Y_i (syrk, N M^2)", ("gram",)),
+)
+
+
+def bench_phases(reps: int) -> list[dict]:
+    """Where one E-step and the M-step go at S = 2,000, M = 100 with em_fit's default
+    products (float32 for float64 Z), from cProfile over ``reps`` E-steps at a Sigma that is
+    not K(Z, Z) (EM's first E-step skips P's product); the precomputation (kernel rows,
+    whitening) timed apart, warm (a fit's first in a process also loads the BLAS)."""
+    import cProfile
+    import pstats
+
+    data, basis, K, mu, Sigma = setup(2000, seed=0)
+    Corpus(data, basis, matmul_dtype=torch.float32)  # the first loads BLAS: 3x the time
+    t0 = time.perf_counter()
+    corpus_ = Corpus(data, basis, matmul_dtype=torch.float32)
+    precompute = time.perf_counter() - t0
+    mu, Sigma = batched_iteration(corpus_, mu, Sigma, K)             # a Sigma != K_ZZ
+    stats = corpus_.statistics(mu, Sigma, NOISE)
+    profile = cProfile.Profile()
+    profile.enable()
+    for _ in range(reps):
+        stats = corpus_.statistics(mu, Sigma, NOISE)
+    profile.disable()
+    entries = pstats.Stats(profile).stats  # type: ignore[attr-defined]
+    total = next(v[3] for k, v in entries.items() if k[2] == "statistics") / reps
+
+    def spent(names: tuple[str, ...]) -> float:
+        return sum(v[3] for k, v in entries.items() if any(n in k[2] for n in names)) / reps
+    rows = [{"phase": "precomputation (kernel rows, whitening; once per fit)",
+             "ms": 1e3 * precompute, "share_of_estep": float("nan")}]
+    named = 0.0
+    for phase, names in PHASES:
+        ms = 1e3 * spent(names)
+        named += ms
+        rows.append({"phase": phase, "ms": ms, "share_of_estep": ms / (1e3 * total)})
+    rows.append({"phase": "rest of the E-step (r_i, v_i, sums, casts)",
+                 "ms": 1e3 * total - named, "share_of_estep": 1 - named / (1e3 * total)})
+    rows.append({"phase": "E-step in all", "ms": 1e3 * total, "share_of_estep": 1.0})
+    m = median_time(lambda: m_step(stats, mu, Sigma, NOISE, K), max(reps, 5))
+    rows.append({"phase": "M-step", "ms": 1e3 * m, "share_of_estep": float("nan")})
+    return rows
+
+
 BOTORCH_SCRIPT = r"""
 import json, sys, time, torch, gpytorch
 from botorch.models.empirical_gps.em_empirical_gp import pretrain_em_prior
@@ -411,7 +460,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="S <= 4k, no Ray, no loop accuracy")
     parser.add_argument("--reps", type=int, default=3, help="interleaved repetitions (>= 1)")
-    parser.add_argument("--only", default="e2e,layout,versus,scaling,ray,accuracy",
+    parser.add_argument("--only", default="e2e,layout,phases,versus,scaling,ray,accuracy",
                         help="comma list of the parts to run (default: all)")
     parser.add_argument("--e2e-cases", default="2000x100,16000x100,2000x200",
                         help="comma list of SxM settings for the end-to-end part")
@@ -421,8 +470,8 @@ def main() -> None:
     if args.reps < 1:
         parser.error("--reps must be >= 1")
     parts = set(args.only.split(","))
-    if not parts <= {"e2e", "layout", "versus", "scaling", "ray", "accuracy"}:
-        parser.error("--only takes e2e, layout, versus, scaling, ray, accuracy")
+    if not parts <= {"e2e", "layout", "phases", "versus", "scaling", "ray", "accuracy"}:
+        parser.error("--only takes e2e, layout, phases, versus, scaling, ray, accuracy")
     torch.set_num_threads(1)
     print(describe())
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} CPUs, "
@@ -437,6 +486,10 @@ def main() -> None:
     if "layout" in parts:
         print("\n## One E-step at S = 2,000: per-size groups vs padded buckets\n")
         print(table(bench_layout(args.reps)))
+    if "phases" in parts:
+        print("\n## Where an EM iteration goes, S = 2,000, M = 100, em_fit's default "
+              "products (cProfile, ms per call)\n")
+        print(table(bench_phases(max(args.reps, 5))))
     if "versus" in parts:
         versus = bench_loop_vs_batched(args.reps)
         print("\n## One EM iteration, S = 2,000: batched vs per-dataset loop\n")
