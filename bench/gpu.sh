@@ -13,7 +13,8 @@
 #      steps only where the paper's would take hours;
 #   3. runs bench/optim_step.py (CPU and CUDA tables, the CUDA Muon target),
 #      bench/hessian.py --device cuda (Lanczos vs dense and vs power iteration) and
-#      bench/partial_ot.py --device cuda (Newton vs Sinkhorn on the GADC batches);
+#      bench/partial_ot.py --device cuda (Newton vs Sinkhorn on the GADC batches), and on
+#      the host's CPU bench/newton_schulz.py and bench/egp.py --only phases;
 # and prints one line per run (exit code, wall time, trials finished, primary metric) and
 # the benches' ratio and PASS/FAIL lines. Everything goes to LOG_DIR (default
 # runs/gpu-bench-TIME/): data/, runs/, one log per step, nvidia-smi samples every 5 s.
@@ -117,6 +118,9 @@ step hessian "$PY" bench/hessian.py --device cuda --parts 12
 grep -E "x faster|->" "$LOG_DIR/hessian.log"
 step partial_ot timeout 600 "$PY" bench/partial_ot.py --device cuda
 grep -E "eps_rel" "$LOG_DIR/partial_ot.log"
+# the host's CPU is one more CPU kind: the Newton-Schulz chains and the EM's phases there
+step newton_schulz timeout 120 "$PY" bench/newton_schulz.py --threads 1 --reps 15
+step egp_phases timeout 120 "$PY" bench/egp.py --only phases --reps 9
 
 echo "gpu.sh: $([ "$failed" -eq 0 ] && echo 'every step finished' || echo 'SOME STEPS FAILED'); logs in $LOG_DIR"
 exit "$failed"
