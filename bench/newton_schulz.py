@@ -1,6 +1,6 @@
 """Newton-Schulz chain variants side by side: what one Muon step's polar factors cost.
 
-The shape groups of ``optim_step.py``'s model (width 128, 2 blocks: 2 x 128x128,
+The shape groups of ``optim_step.py``'s model (``--width`` 128, 2 blocks: 2 x 128x128,
 2 x 128x384, 4 x 128x512, wide-oriented), five Jordan steps, each variant timed
 interleaved in one process (minimum of ``--reps``), with its relative error against the
 same chain in float64. The shipped chain is ``batched``; the others are the options
@@ -23,7 +23,9 @@ from raystudy.algorithms.optim.polar import JORDAN_COEFFICIENTS, newton_schulz
 
 a, b, c = JORDAN_COEFFICIENTS
 STEPS = 5
-GROUPS = [(2, 128, 128), (2, 128, 384), (4, 128, 512)]
+def groups(width: int) -> list[tuple[int, int, int]]:
+    """The bench model's wide-oriented shape groups at ``width`` (2 blocks)."""
+    return [(2, width, width), (2, width, 3 * width), (4, width, 4 * width)]
 
 
 def batched(X: Tensor) -> Tensor:
@@ -99,6 +101,7 @@ def main() -> None:
     parser.add_argument("--reps", type=int, default=15, help="interleaved repetitions")
     parser.add_argument("--threads", type=int, default=1, help="torch threads")
     parser.add_argument("--dtype", choices=("bfloat16", "float32"), default="bfloat16")
+    parser.add_argument("--width", type=int, default=128, help="the model's width d")
     parser.add_argument("--compile", action="store_true",
                         help="also torch.compile the shipped chain (compiles per shape first)")
     args = parser.parse_args()
@@ -112,7 +115,7 @@ def main() -> None:
           f"{'rel. error':>10} |")
     print(f"|{'-' * 14}|{'-' * 24}|{'-' * 7}:|{'-' * 10}:|{'-' * 11}:|")
     gen = torch.Generator().manual_seed(0)
-    for shape in GROUPS:
+    for shape in groups(args.width):
         G = torch.randn(*shape, generator=gen) * torch.logspace(-3, 0, shape[-1])
         X = G.to(dtype)
         exact = batched(X.double())

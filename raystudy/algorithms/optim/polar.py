@@ -208,16 +208,22 @@ def polar_factors(
     *,
     coefficients: tuple[float, float, float] | None = None,
     eps: float = 1e-7,
+    cast_back: bool = True,
 ) -> list[Tensor]:
     """``polar_factor`` of every matrix in ``Gs``, same-shape matrices as one batched chain.
 
     Matrices are oriented wide (``m <= n``; a tall one is transposed, as
     ``newton_schulz`` does) and grouped by oriented shape, dtype and device, so a
     transformer's handful of distinct shapes costs a handful of batched chains instead
-    of one chain per matrix. Each result equals ``polar_factor(G, ...)`` (bf16: bit for
-    bit on the CPUs tested, see ``tests/algorithms/optim/test_polar.py``).
+    of one chain per matrix; matrices over ``BATCH_MAX_NUMEL`` entries run one chain each
+    (the transposed copies into a stack cost more than batching saves there). Each result
+    equals ``polar_factor(G, ...)`` (bf16: bit for bit on the CPUs tested, see
+    ``tests/algorithms/optim/test_polar.py``); ``cast_back=False`` leaves it in the
+    iteration's dtype (a stack is then built in that dtype, one pass), for a caller that
+    adds it to a parameter in one mixed-dtype pass.
     """
-    return _polar_factors(Gs, method, steps, dtype, coefficients, eps, inners=False)[0]
+    return _polar_factors(Gs, method, steps, dtype, coefficients, eps, inners=False,
+                          cast_back=cast_back)[0]
 
 
 def polar_factors_and_inners(Gs: list[Tensor], method: str = "polar_express", steps: int = 5,
@@ -230,9 +236,16 @@ def polar_factors_and_inners(Gs: list[Tensor], method: str = "polar_express", st
     return _polar_factors(Gs, method, steps, dtype, None, 1e-7, inners=True)
 
 
+BATCH_MAX_NUMEL = 1 << 16
+"""Largest matrix batched with its same-shape peers (bench/newton_schulz.py, AMD EPYC, bf16,
+one thread: 4 x 128x512 batched 4.4 ms vs 5.5 ms one by one; 4 x 256x1024, two of them
+tall, batched 35.2 ms vs 31.0 ms one by one)."""
+
+
 def _polar_factors(
     Gs: list[Tensor], method: str, steps: int, dtype: torch.dtype | None,
     coefficients: tuple[float, float, float] | None, eps: float, inners: bool,
+    cast_back: bool = True,
 ) -> tuple[list[Tensor], list[Tensor]]:
     """The factors and, with ``inners``, each ``<G_i, P_i>`` (else an empty list)."""
     def factor(G: Tensor, work: torch.dtype | None) -> Tensor:
@@ -250,15 +263,21 @@ def _polar_factors(
         groups.setdefault((tuple(wide.shape), G.dtype, G.device, work), []).append(i)
     factors: list[Tensor | None] = [None] * len(Gs)
     dots: list[Tensor | None] = [None] * len(Gs)
-    for (_, _, _, work), members in groups.items():
-        if len(members) == 1:
-            i = members[0]
-            factors[i] = P_i = factor(Gs[i], work)
-            if inners:
-                dots[i] = inner(Gs[i], P_i)
+    for (shape, _, device, work), members in groups.items():
+        if len(members) == 1 or shape[0] * shape[1] > BATCH_MAX_NUMEL:
+            for i in members:
+                G_i = Gs[i] if cast_back else Gs[i].to(work)     # the chain's cast, once
+                factors[i] = P_i = factor(G_i, work)
+                if inners:
+                    dots[i] = inner(Gs[i], P_i)
             continue
-        stacked = torch.stack([Gs[i].mT if Gs[i].size(0) > Gs[i].size(1) else Gs[i]
-                               for i in members])                   # (k, m, n), m <= n
+        wides = [Gs[i].mT if Gs[i].size(0) > Gs[i].size(1) else Gs[i] for i in members]
+        if cast_back:
+            stacked = torch.stack(wides)                            # (k, m, n), m <= n
+        else:                                                       # cast while stacking
+            stacked = torch.empty((len(members), *shape), dtype=work, device=device)
+            for j, W in enumerate(wides):
+                stacked[j].copy_(W)
         P = factor(stacked, work)
         for i, P_i in zip(members, P.unbind(0), strict=True):
             factors[i] = P_i.mT if Gs[i].size(0) > Gs[i].size(1) else P_i
