@@ -19,6 +19,7 @@ import torch
 from _hardware import describe
 from torch import Tensor
 
+from raystudy.algorithms.optim import polar
 from raystudy.algorithms.optim.polar import JORDAN_COEFFICIENTS, newton_schulz
 
 a, b, c = JORDAN_COEFFICIENTS
@@ -96,6 +97,36 @@ def compiled_variant() -> Callable[[Tensor], Tensor]:
     return run
 
 
+def model_matrices(width: int, gen: torch.Generator) -> list[Tensor]:
+    """The bench model's hidden matrices as Muon gets them (fp32, out x in): per block a
+    tall qkv (3d x d), proj (d x d), a tall fc1 (4d x d) and a wide fc2 (d x 4d)."""
+    shapes = [(3 * width, width), (width, width), (4 * width, width), (width, 4 * width)]
+    return [torch.randn(*shape, generator=gen) for _ in range(2) for shape in shapes]
+
+
+def batching_table(width: int, reps: int, dtype: torch.dtype) -> None:
+    """``polar_factors`` on the model's own matrices (tall ones transposed into a stack)
+    with the shipped ``BATCH_MAX_NUMEL``, with every same-shape group batched, and with
+    one chain per matrix."""
+    Gs = model_matrices(width, torch.Generator().manual_seed(1))
+    limits = {"shipped": polar.BATCH_MAX_NUMEL, "all batched": 1 << 62, "one by one": 0}
+    best = {name: float("inf") for name in limits}
+    try:
+        for _ in range(reps):
+            for name, limit in limits.items():
+                polar.BATCH_MAX_NUMEL = limit
+                start = time.perf_counter()
+                polar.polar_factors(Gs, "jordan", STEPS, dtype, cast_back=False)
+                best[name] = min(best[name], time.perf_counter() - start)
+    finally:
+        polar.BATCH_MAX_NUMEL = limits["shipped"]
+    print(f"\nThe model's 8 hidden matrices at width {width} (polar_factors, "
+          f"BATCH_MAX_NUMEL = {limits['shipped']}):\n")
+    print("| grouping | ms | x shipped |\n|---|---:|---:|")
+    for name, sec in best.items():
+        print(f"| {name} | {sec * 1e3:.2f} | {sec / best['shipped']:.2f} |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reps", type=int, default=15, help="interleaved repetitions")
@@ -135,6 +166,7 @@ def main() -> None:
             label = "x".join(map(str, shape))
             print(f"| {label:<12} | {name:<22} | {best[name] * 1e3:>6.2f} | "
                   f"{best[name] / best['batched (shipped)']:>9.2f} | {error:>10.4f} |")
+    batching_table(args.width, args.reps, dtype)
 
 
 if __name__ == "__main__":

@@ -237,9 +237,11 @@ def polar_factors_and_inners(Gs: list[Tensor], method: str = "polar_express", st
 
 
 BATCH_MAX_NUMEL = 1 << 16
-"""Largest matrix batched with its same-shape peers (bench/newton_schulz.py, AMD EPYC, bf16,
-one thread: 4 x 128x512 batched 4.4 ms vs 5.5 ms one by one; 4 x 256x1024, two of them
-tall, batched 35.2 ms vs 31.0 ms one by one)."""
+"""Largest matrix batched with its same-shape peers. Measured in Muon's whole step on the
+AMD EPYC, bf16, one thread (``bench/optim_step.py --threads 1 --cpu-only --reps 15 --clock
+cpu --width 256``, two runs each): 57.2 / 57.5 ms with this limit, 60.4 / 63.5 ms batching
+every group (torch.optim.Muon 53-54 ms); at width 128 every matrix is within it. The
+chains alone (``bench/newton_schulz.py``) do not tell the two apart."""
 
 
 def _polar_factors(
@@ -251,7 +253,7 @@ def _polar_factors(
     def factor(G: Tensor, work: torch.dtype | None) -> Tensor:
         return polar_factor(G, method, steps, work, coefficients=coefficients, eps=eps)
 
-    if method == "svd" or len(Gs) < 2:
+    if method == "svd":
         out = [factor(G, dtype) for G in Gs]
         return out, [inner(G, P) for G, P in zip(Gs, out, strict=True)] if inners else []
     groups: dict[tuple, list[int]] = {}

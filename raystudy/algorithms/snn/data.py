@@ -275,10 +275,13 @@ def read_dvs_gesture(root: str | Path, split: str) -> EventSet:
     for f in files:
         if not f.stem.isdigit() or int(f.stem) > 10:
             raise DataFormatError(f"{f}: the file name must be the label 0..10")
-        ev = np.load(f)
-        if ev.ndim != 2 or ev.shape[1] != 4:
-            raise DataFormatError(f"{f}: expected an N x 4 array (x, y, p, t), got "
-                                  f"shape {ev.shape}")
+        try:
+            ev = np.load(f)
+        except (OSError, ValueError, EOFError) as exc:
+            raise DataFormatError(f"{f}: not a numeric .npy array ({exc})") from None
+        if ev.ndim != 2 or ev.shape[1] != 4 or not np.issubdtype(ev.dtype, np.number):
+            raise DataFormatError(f"{f}: expected a numeric N x 4 array (x, y, p, t), got "
+                                  f"shape {ev.shape}, dtype {ev.dtype}")
         x, y, p = (ev[:, i].astype(np.int64) for i in range(3))
         if len(ev) and (x.min() < 0 or y.min() < 0 or max(x.max(), y.max()) >= n
                         or not np.isin(p, (0, 1)).all()):

@@ -183,7 +183,8 @@ def test_polar_factors_large_matrices_one_by_one_and_results_in_the_chains_dtype
           torch.randn(30, 12, generator=gen), torch.randn(12, 30, generator=gen)]
     for cast_back in (True, False):
         out = polar_factors(Gs, "jordan", 5, torch.bfloat16, cast_back=cast_back)
-        for G, P in zip(Gs, out, strict=True):
+        out += polar_factors(Gs[2:3], "jordan", 5, torch.bfloat16, cast_back=cast_back)
+        for G, P in zip([*Gs, Gs[2]], out, strict=True):
             reference = polar_factor(G, "jordan", 5, torch.bfloat16)
             assert P.shape == G.shape
             assert P.dtype == (torch.float32 if cast_back else torch.bfloat16)

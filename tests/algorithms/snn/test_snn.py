@@ -337,6 +337,9 @@ def test_dvs_gesture_reader_reads_numpy_files_in_tonics_layout(tmp_path):
     write_dvs_gesture(tmp_path / "big", "train", [(3, [[128, 0, 0, 1.0]])])
     with pytest.raises(DataFormatError, match="outside"):
         read_dvs_gesture(tmp_path / "big", "train")
+    (tmp_path / "bad" / "ibmGestureTrain" / "user00_led" / "3.npy").write_bytes(b"garbage")
+    with pytest.raises(DataFormatError, match="not a numeric .npy"):
+        read_dvs_gesture(tmp_path / "bad", "train")
     write_dvs_gesture(tmp_path / "label", "train", [(11, a)])
     with pytest.raises(DataFormatError, match="label 0..10"):
         read_dvs_gesture(tmp_path / "label", "train")
