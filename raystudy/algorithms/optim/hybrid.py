@@ -52,7 +52,9 @@ Stale nuclear norm (``stale_nuclear_norm=True``, the paper's default): :math:`A_
 is summed from the previous step's :math:`\langle M_l, \operatorname{polar}(M_l)\rangle`
 (exact at the first step). Either way each layer costs one polar factor per step,
 and all layers' factors are computed together, same-shape matrices as one batched
-Newton–Schulz chain (:func:`.polar_factors`).
+Newton–Schulz chain (:func:`.polar_factors`) in buffers the optimizer keeps (one
+:class:`.PolarWorkspace` per group), the factor added to the parameter in the chain's
+precision.
 
 Hyper-parameters :math:`\rho`, :math:`\mu`, :math:`F^*` enter global sums and are
 read from the constructor (``self.defaults``); ``lr`` and ``weight_decay`` may
@@ -69,7 +71,7 @@ from torch.optim import Optimizer
 
 from .checks import check_beta, check_lr, check_nonnegative
 from .muon import as_matrix
-from .polar import POLAR_METHODS, polar_factors_and_inners
+from .polar import POLAR_METHODS, PolarWorkspace, polar_factors, polar_factors_and_inners
 from .truncation import inner_sum, resolve_loss, truncated_step_size
 
 
@@ -153,23 +155,35 @@ class HybridSteepestDescent(Optimizer):
             positive_part=positive_part,
         )
         super().__init__(as_matrix_groups(params), defaults)
+        self._polar_workspaces: dict[int, PolarWorkspace] = {}
 
-    def _polars(self, items: list[tuple[dict, Tensor]], out: dict[Tensor, Tensor],
-                norms: dict[Tensor, Tensor]) -> None:
-        """``out[p] = polar(M_p)`` and ``norms[p] = <M_p, polar(M_p)>`` for ``(group, p)`` in
-        ``items``; same-shape matrices of a group as one batched Newton–Schulz chain, their
-        inner products one batched product (:func:`.polar_factors_and_inners`)."""
-        by_group: dict[int, tuple[dict, list[Tensor]]] = {}
-        for group, p in items:
-            by_group.setdefault(id(group), (group, []))[1].append(p)
-        for group, ps in by_group.values():
-            Ms = [self.state[p]["M"] for p in ps]
-            Ps, dots = polar_factors_and_inners([as_matrix(M) for M in Ms],
-                                                method=group["polar_method"],
-                                                steps=group["ns_steps"], dtype=group["ns_dtype"])
-            for p, M, P, d in zip(ps, Ms, Ps, dots, strict=True):       # in M's dtype: the
-                out[p] = P.view_as(M).to(M.dtype)                       # update stays fused
-                norms[p] = d
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._polar_workspaces = {}                   # buffers, not state: never saved
+
+    def _polars(self, active: list, inners: bool) -> tuple[dict[Tensor, Tensor],
+                                                            dict[Tensor, Tensor]]:
+        """``polar(M_p)`` of every matrix parameter in ``active`` (views of the group's
+        workspace, in the chain's dtype, valid for this step) and, with ``inners``, each
+        ``<M_p, polar(M_p)>``; same-shape matrices of a group as one batched Newton–Schulz
+        chain, their inner products one batched product (:func:`.polar_factors_and_inners`)."""
+        factors: dict[Tensor, Tensor] = {}
+        norms: dict[Tensor, Tensor] = {}
+        for index, (group, ps, _, states) in enumerate(active):
+            if not group["matrix"]:
+                continue
+            Ms = [as_matrix(state["M"]) for state in states]
+            options = dict(method=group["polar_method"], steps=group["ns_steps"],
+                           dtype=group["ns_dtype"], cast_back=False,
+                           workspace=self._polar_workspaces.setdefault(index, PolarWorkspace()))
+            if inners:
+                Ps, dots = polar_factors_and_inners(Ms, **options)
+                norms.update(zip(ps, dots, strict=True))
+            else:
+                Ps = polar_factors(Ms, **options)
+            for p, state, P in zip(ps, states, Ps, strict=True):
+                factors[p] = P.view_as(state["M"])
+        return factors, norms
 
     def _active_groups(self) -> list[tuple[dict, list[Tensor], list[Tensor], list[dict]]]:
         """Each group with its parameters that have a gradient, the gradients and the
@@ -199,27 +213,19 @@ class HybridSteepestDescent(Optimizer):
                 for state, g in zip(states, gs, strict=True):
                     if "m" not in state:
                         state["m"], state["v"] = g.clone(), g.square()
+                vs = [st["v"] for st in states]
                 torch._foreach_lerp_([st["m"] for st in states], gs, 1 - beta1)
-                torch._foreach_lerp_([st["v"] for st in states], torch._foreach_mul(gs, gs),
-                                     1 - beta2)
+                torch._foreach_mul_(vs, beta2)                    # v = b2 v + (1 - b2) g^2,
+                torch._foreach_addcmul_(vs, gs, gs, value=1 - beta2)  # no g^2 temporary
         return float(inner_sum(xs, gs_all)) if self.uses_loss else 0.0
 
-    def _nuclear_norms(self, active: list, fresh: dict[Tensor, Tensor],
-                       norms: dict[Tensor, Tensor]) -> float:
-        """``A_0``; polar factors computed here are stored in ``fresh`` (their nuclear norms
-        in ``norms``) for the update."""
-        stale = []
-        todo = []
-        for group, ps, _, states in active:
-            if not group["matrix"]:
-                continue
-            for p, state in zip(ps, states, strict=True):
-                if self.defaults["stale_nuclear_norm"] and "nuclear_norm" in state:
-                    stale.append(state["nuclear_norm"])
-                else:
-                    todo.append((group, p))
-        self._polars(todo, fresh, norms)
-        terms = stale + [norms[p] for _, p in todo]
+    def _nuclear_norm_sum(self, active: list, norms: dict[Tensor, Tensor]) -> float:
+        """``A_0 = sum_l <M_l, polar(M_l)>``, from the previous step's values where the
+        norm is stale and a layer has one, else from this step's ``norms``."""
+        stale = self.defaults["stale_nuclear_norm"]
+        terms = [state["nuclear_norm"] if stale and "nuclear_norm" in state else norms[p]
+                 for group, ps, _, states in active if group["matrix"]
+                 for p, state in zip(ps, states, strict=True)]
         return float(torch.stack(terms).sum()) if terms else 0.0
 
     def _denominators(self, group: dict, ps: list[Tensor]) -> list[Tensor]:
@@ -271,10 +277,9 @@ class HybridSteepestDescent(Optimizer):
         active = self._active_groups()
         x_dot_g = self._update_moments(active)
         rho = self.defaults["rho"]
-        fresh: dict[Tensor, Tensor] = {}
-        norms: dict[Tensor, Tensor] = {}
         need_A0 = self.hybrid_norm or self.uses_loss
-        A0 = self._nuclear_norms(active, fresh, norms) if need_A0 else 0.0
+        factors, norms = self._polars(active, inners=need_A0)     # every polar(M), one call
+        A0 = self._nuclear_norm_sum(active, norms) if need_A0 else 0.0
         c = rho * A0 if self.hybrid_norm else rho
         ratio = float("inf")
         D: dict[int, list[Tensor]] = {}
@@ -282,8 +287,6 @@ class HybridSteepestDescent(Optimizer):
             B_sq, x_dot_m = self._adam_terms(active, D)
             ratio = self._momo_ratio(f, x_dot_g, x_dot_m, c * A0 + B_sq)
         keep_norms = need_A0 and self.defaults["stale_nuclear_norm"]
-        self._polars([(group, p) for group, ps, _, _ in active if group["matrix"]
-                      for p in ps if p not in fresh], fresh, norms)  # all polar factors
         if self.uses_loss:  # the Momo step t = min(lr, ratio) of the first group, for logs
             self.state["momo"]["t"] = min(self.param_groups[0]["lr"], ratio)
         for group, ps, _, states in active:
@@ -292,11 +295,10 @@ class HybridSteepestDescent(Optimizer):
             if wd != 0.0:
                 torch._foreach_mul_(ps, 1 - lr * wd)
             if group["matrix"]:
-                Ps = [fresh.pop(p) for p in ps]
                 if keep_norms:
                     for p, state in zip(ps, states, strict=True):
                         state["nuclear_norm"] = norms[p]
-                torch._foreach_add_(ps, Ps, alpha=-t * c)           # W -= t c polar(M)
+                torch._foreach_add_(ps, [factors[p] for p in ps], alpha=-t * c)  # W -= t c P
             else:
                 denominators = D.get(id(group)) or self._denominators(group, ps)
                 torch._foreach_addcdiv_(ps, [state["m"] for state in states], denominators,

@@ -54,7 +54,7 @@ from torch import Tensor
 from torch.optim import Optimizer
 
 from .checks import check_lr, check_nonnegative
-from .polar import JORDAN_COEFFICIENTS, polar_factors
+from .polar import JORDAN_COEFFICIENTS, PolarWorkspace, polar_factors
 
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
 
@@ -130,6 +130,11 @@ class Muon(Optimizer):
                         f"Muon needs parameters with ndim >= 2, got shape {tuple(p.shape)}; "
                         "use MuonAdam or MuonMax to train biases, gains and embeddings"
                     )
+        self._polar_workspace = PolarWorkspace()
+
+    def __setstate__(self, state: dict) -> None:
+        super().__setstate__(state)
+        self._polar_workspace = PolarWorkspace()      # buffers, not state: never saved
 
     @torch.no_grad()
     def step(self, closure: Callable[[], Tensor] | None = None) -> Tensor | None:
@@ -158,6 +163,7 @@ class Muon(Optimizer):
                 coefficients=group["ns_coefficients"],
                 eps=group["eps"],
                 cast_back=False,                  # in bf16 where it iterated: one add below
+                workspace=self._polar_workspace,  # views of its buffers, used right here
             )
             if group["weight_decay"] != 0.0:
                 torch._foreach_mul_(params, 1 - lr * group["weight_decay"])

@@ -107,3 +107,32 @@ def test_batched_chains_over_repeated_shapes_equal_torch_muon():
         opt_ref.step()
     for a, b in zip(ours, ref, strict=True):
         torch.testing.assert_close(a, b, atol=1e-6, rtol=1e-6)
+
+
+def test_steps_reuse_the_workspace_and_survive_copy_and_pickle():
+    """After the first step no buffer is added; a deep copy or an unpickled optimizer gets
+    an empty workspace of its own (buffers are not state) and steps to the same values."""
+    import copy
+    import pickle
+
+    gen = torch.Generator().manual_seed(2)
+    params = [torch.nn.Parameter(torch.randn(*s, generator=gen)) for s in [*SHAPES, (16, 24)]]
+    opt = Muon(params, lr=0.02, ns_dtype=torch.bfloat16)
+    sizes = []
+    for _ in range(3):
+        for p in params:
+            p.grad = torch.randn(p.shape, generator=gen)
+        opt.step()
+        sizes.append(len(opt._polar_workspace))
+    assert sizes[0] > 0 and sizes == [sizes[0]] * 3
+    for make in (copy.deepcopy, lambda o: pickle.loads(pickle.dumps(o))):
+        clone = make(opt)
+        assert len(clone._polar_workspace) == 0
+        twins = clone.param_groups[0]["params"]
+        for p, q in zip(params, twins, strict=True):
+            p.grad = torch.randn(p.shape, generator=gen)
+            q.grad = p.grad.clone()
+        opt.step()
+        clone.step()
+        for p, q in zip(params, twins, strict=True):
+            assert torch.equal(p, q)

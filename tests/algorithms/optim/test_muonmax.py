@@ -49,3 +49,40 @@ def test_momo_needs_loss(net):
         opt.step()
     opt.step(closure=lambda: loss_and_grads(net, 0))
     assert 0 < opt.state["momo"]["t"] <= opt.param_groups[0]["lr"]  # t = min(lr, ratio)
+
+
+def test_a_stale_and_a_fresh_nuclear_norm_in_one_step():
+    """Two same-shape matrices, the second without a gradient at first: at step 2 the
+    first's A_0 term is stale and the second's fresh, both factors from one batched call
+    (a second call into the same buffers would overwrite the first's factor)."""
+    from raystudy.algorithms.optim.polar import polar_factor
+
+    gen = torch.Generator().manual_seed(4)
+    W = [torch.nn.Parameter(torch.randn(6, 4, generator=gen, dtype=torch.float64))
+         for _ in range(2)]
+    rho, mu, lr, wd = 10.0, 0.95, 0.01, 0.1
+    opt = MuonMax([{"params": W, "matrix": True}], lr=lr, weight_decay=wd, rho=rho,
+                  momentum=mu)
+    expected = [w.detach().clone() for w in W]
+    grads = [[torch.randn(6, 4, generator=gen, dtype=torch.float64), None],
+             [torch.randn(6, 4, generator=gen, dtype=torch.float64),
+              torch.randn(6, 4, generator=gen, dtype=torch.float64)]]
+    M: list = [None, None]
+    stale: list = [None, None]
+    for step_grads in grads:
+        for w, g in zip(W, step_grads, strict=True):
+            w.grad = None if g is None else g.clone()
+        opt.step()
+        active = [i for i, g in enumerate(step_grads) if g is not None]
+        P, fresh = {}, {}
+        for i in active:
+            g = step_grads[i]
+            M[i] = g.clone() if M[i] is None else mu * M[i] + (1 - mu) * g
+            P[i] = polar_factor(M[i], "polar_express", 5)
+            fresh[i] = float((M[i] * P[i]).sum())
+        A0 = sum(stale[i] if stale[i] is not None else fresh[i] for i in active)
+        for i in active:
+            expected[i] = (1 - lr * wd) * expected[i] - lr * rho * A0 * P[i]
+            stale[i] = fresh[i]
+    for w, e in zip(W, expected, strict=True):
+        torch.testing.assert_close(w.detach(), e, atol=1e-12, rtol=1e-12)

@@ -189,3 +189,52 @@ def test_polar_factors_large_matrices_one_by_one_and_results_in_the_chains_dtype
             assert P.shape == G.shape
             assert P.dtype == (torch.float32 if cast_back else torch.bfloat16)
             torch.testing.assert_close(P.float(), reference, atol=1e-2, rtol=0)
+
+
+def test_a_family_of_stacks_sharing_the_short_side_equals_each_matrix_alone():
+    """Stacks of different n but the same short side m iterate together (their m x m
+    products one batch), singles among them: per matrix the values polar_factor gives."""
+    from raystudy.algorithms.optim.polar import polar_factors
+
+    gen = torch.Generator().manual_seed(11)
+    shapes = [(12, 20), (20, 12), (12, 36), (36, 12), (12, 12), (12, 12), (12, 50), (7, 9)]
+    Gs = [torch.randn(*s, generator=gen) for s in shapes]
+    for dtype in (torch.bfloat16, torch.float32):
+        for P, G in zip(polar_factors(Gs, "jordan", 5, dtype), Gs, strict=True):
+            single = polar_factor(G, "jordan", 5, dtype)
+            if dtype == torch.bfloat16:
+                assert torch.equal(P, single)
+            else:
+                torch.testing.assert_close(P, single, atol=1e-5, rtol=1e-5)
+
+
+def test_a_workspace_is_reused_and_changes_no_value():
+    """A second call with same-shape matrices allocates no buffer; with or without the
+    workspace (and through newton_schulz) the factors are the same bits."""
+    from raystudy.algorithms.optim.polar import (
+        JORDAN_COEFFICIENTS,
+        PolarWorkspace,
+        newton_schulz,
+        polar_factors,
+    )
+
+    gen = torch.Generator().manual_seed(12)
+    shapes = [(16, 24), (24, 16), (16, 40), (16, 16)]
+    workspace = PolarWorkspace()
+    buffers = None
+    for _ in range(3):
+        Gs = [torch.randn(*s, generator=gen) for s in shapes]
+        fresh = polar_factors(Gs, "polar_express", 5, torch.bfloat16, cast_back=False)
+        reused = polar_factors(Gs, "polar_express", 5, torch.bfloat16, cast_back=False,
+                               workspace=workspace)
+        assert buffers in (None, len(workspace))
+        buffers = len(workspace)
+        for a, b in zip(fresh, reused, strict=True):
+            assert a.dtype == b.dtype == torch.bfloat16 and torch.equal(a, b)
+    G = torch.randn(3, 10, 6, generator=gen)
+    schedule = [JORDAN_COEFFICIENTS] * 5
+    assert torch.equal(newton_schulz(G, schedule, torch.bfloat16),
+                       newton_schulz(G, schedule, torch.bfloat16, workspace=workspace))
+    torch.testing.assert_close(newton_schulz(G[0], schedule, torch.float32),  # mm vs bmm
+                               newton_schulz(G[0], schedule, torch.float32, workspace=workspace),
+                               atol=1e-6, rtol=1e-6)
