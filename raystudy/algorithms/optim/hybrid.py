@@ -53,8 +53,8 @@ is summed from the previous step's :math:`\langle M_l, \operatorname{polar}(M_l)
 (exact at the first step). Either way each layer costs one polar factor per step,
 and all layers' factors are computed together, same-shape matrices as one batched
 Newton–Schulz chain (:func:`.polar_factors`) in buffers the optimizer keeps (one
-:class:`.PolarWorkspace` per group), the factor added to the parameter in the chain's
-precision.
+:class:`.PolarWorkspace` per group), the factor cast back to the parameter's precision
+in one of them.
 
 Hyper-parameters :math:`\rho`, :math:`\mu`, :math:`F^*` enter global sums and are
 read from the constructor (``self.defaults``); ``lr`` and ``weight_decay`` may
@@ -163,8 +163,8 @@ class HybridSteepestDescent(Optimizer):
 
     def _polars(self, active: list, inners: bool) -> tuple[dict[Tensor, Tensor],
                                                             dict[Tensor, Tensor]]:
-        """``polar(M_p)`` of every matrix parameter in ``active`` (views of the group's
-        workspace, in the chain's dtype, valid for this step) and, with ``inners``, each
+        """``polar(M_p)`` of every matrix parameter in ``active`` (in ``M_p``'s dtype and
+        layout, in the group's workspace: valid for this step) and, with ``inners``, each
         ``<M_p, polar(M_p)>``; same-shape matrices of a group as one batched Newton–Schulz
         chain, their inner products one batched product (:func:`.polar_factors_and_inners`)."""
         factors: dict[Tensor, Tensor] = {}
@@ -174,7 +174,7 @@ class HybridSteepestDescent(Optimizer):
                 continue
             Ms = [as_matrix(state["M"]) for state in states]
             options = dict(method=group["polar_method"], steps=group["ns_steps"],
-                           dtype=group["ns_dtype"], cast_back=False,
+                           dtype=group["ns_dtype"],
                            workspace=self._polar_workspaces.setdefault(index, PolarWorkspace()))
             if inners:
                 Ps, dots = polar_factors_and_inners(Ms, **options)

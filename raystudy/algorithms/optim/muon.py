@@ -35,10 +35,12 @@ Speed: the momentum and weight-decay arithmetic are fused over all parameters of
 group (``torch._foreach_*``), and Newton–Schulz runs once per distinct (wide-oriented)
 shape as one batched chain over all matrices of that shape (:func:`.polar_factors`; a
 transformer has a handful of shapes; matrices over ``BATCH_MAX_NUMEL`` entries one by
-one), with the same operations as torch's per-matrix chain. The factor stays in the
-chain's dtype and is added to the parameter in one mixed-dtype pass, as torch does, so
-the parameters equal torch.optim.Muon's bit for bit on the CPUs measured (AMD EPYC,
-bench model at width 128 and 256).
+one), with the same operations as torch's per-matrix chain; chains that share the short
+side iterate together. Stacks, iterates and the factors cast back to the parameter's
+dtype live in buffers the optimizer keeps (:class:`.PolarWorkspace`; allocated afresh
+each step they cost page faults), and the exact bf16 -> fp32 cast makes the update equal
+torch's mixed-dtype add, so the parameters equal torch.optim.Muon's bit for bit on the
+CPUs measured (AMD EPYC, bench model at width 128 and 256).
 
 Like torch's, this class is meant for hidden-layer matrices only; use
 :class:`.MuonAdam` or :class:`.MuonMax` for a whole model.
@@ -162,8 +164,7 @@ class Muon(Optimizer):
                 dtype=group["ns_dtype"],
                 coefficients=group["ns_coefficients"],
                 eps=group["eps"],
-                cast_back=False,                  # in bf16 where it iterated: one add below
-                workspace=self._polar_workspace,  # views of its buffers, used right here
+                workspace=self._polar_workspace,  # in its buffers, in B's dtype: used here
             )
             if group["weight_decay"] != 0.0:
                 torch._foreach_mul_(params, 1 - lr * group["weight_decay"])
