@@ -4,7 +4,9 @@ The shape groups of ``optim_step.py``'s model (``--width`` 128, 2 blocks: 2 x 12
 2 x 128x384, 4 x 128x512, wide-oriented), five Jordan steps, each variant timed
 interleaved in one process (minimum of ``--reps``), with its relative error against the
 same chain in float64. The shipped chain is ``batched``; the others are the options
-measured for issue 33 and dropped (bench/README.md lists why).
+measured for issue 33 and dropped (bench/README.md lists why). Then the model's own
+matrices through ``polar_factors`` (what Muon runs), with and without a kept workspace,
+against torch.optim.Muon's per-matrix chain, with page faults per call.
 
     .venv/bin/python bench/newton_schulz.py --threads 1 --reps 15 [--compile]
 """
@@ -12,6 +14,8 @@ measured for issue 33 and dropped (bench/README.md lists why).
 from __future__ import annotations
 
 import argparse
+import resource
+import statistics
 import time
 from collections.abc import Callable
 
@@ -104,27 +108,37 @@ def model_matrices(width: int, gen: torch.Generator) -> list[Tensor]:
     return [torch.randn(*shape, generator=gen) for _ in range(2) for shape in shapes]
 
 
-def batching_table(width: int, reps: int, dtype: torch.dtype) -> None:
-    """``polar_factors`` on the model's own matrices (tall ones transposed into a stack)
-    with the shipped ``BATCH_MAX_NUMEL``, with every same-shape group batched, and with
-    one chain per matrix."""
+def model_table(width: int, reps: int, dtype: torch.dtype) -> None:
+    """The model's 8 hidden matrices three ways, interleaved: ``polar_factors`` as Muon calls
+    it (families, a kept workspace), the same with fresh buffers each call, and
+    torch.optim.Muon's chain one matrix at a time; minimum time and median minor page
+    faults per call (freed buffers come back from the OS as faults)."""
+    from torch.optim._muon import _zeropower_via_newtonschulz
+
     Gs = model_matrices(width, torch.Generator().manual_seed(1))
-    limits = {"shipped": polar.BATCH_MAX_NUMEL, "all batched": 1 << 62, "one by one": 0}
-    best = {name: float("inf") for name in limits}
-    try:
-        for _ in range(reps):
-            for name, limit in limits.items():
-                polar.BATCH_MAX_NUMEL = limit
-                start = time.perf_counter()
-                polar.polar_factors(Gs, "jordan", STEPS, dtype, cast_back=False)
-                best[name] = min(best[name], time.perf_counter() - start)
-    finally:
-        polar.BATCH_MAX_NUMEL = limits["shipped"]
-    print(f"\nThe model's 8 hidden matrices at width {width} (polar_factors, "
-          f"BATCH_MAX_NUMEL = {limits['shipped']}):\n")
-    print("| grouping | ms | x shipped |\n|---|---:|---:|")
+    workspace = polar.PolarWorkspace()
+    runs: dict[str, Callable[[], object]] = {
+        "shipped (families, kept workspace)": lambda: polar.polar_factors(
+            Gs, "jordan", STEPS, dtype, workspace=workspace),
+        "fresh buffers each call": lambda: polar.polar_factors(Gs, "jordan", STEPS, dtype),
+        "torch's chain per matrix": lambda: [_zeropower_via_newtonschulz(
+            G, JORDAN_COEFFICIENTS, STEPS, 1e-7) for G in Gs],
+    }
+    best = {name: float("inf") for name in runs}
+    faults: dict[str, list[int]] = {name: [] for name in runs}
+    for _ in range(reps):
+        for name, run in runs.items():
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.perf_counter()
+            run()
+            best[name] = min(best[name], time.perf_counter() - start)
+            faults[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
+    shipped = best["shipped (families, kept workspace)"]
+    print(f"\nThe model's 8 hidden matrices at width {width} (tall ones transposed):\n")
+    print("| run | ms | x shipped | page faults per call |\n|---|---:|---:|---:|")
     for name, sec in best.items():
-        print(f"| {name} | {sec * 1e3:.2f} | {sec / best['shipped']:.2f} |")
+        print(f"| {name} | {sec * 1e3:.2f} | {sec / shipped:.2f} | "
+              f"{statistics.median(faults[name]):.0f} |")
 
 
 def main() -> None:
@@ -166,7 +180,7 @@ def main() -> None:
             label = "x".join(map(str, shape))
             print(f"| {label:<12} | {name:<22} | {best[name] * 1e3:>6.2f} | "
                   f"{best[name] / best['batched (shipped)']:>9.2f} | {error:>10.4f} |")
-    batching_table(args.width, args.reps, dtype)
+    model_table(args.width, args.reps, dtype)
 
 
 if __name__ == "__main__":

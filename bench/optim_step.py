@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import resource
 import statistics
 import time
 from collections.abc import Callable
@@ -96,8 +97,10 @@ FACTORIES: dict[str, Factory] = {
 }
 
 
-def measure(device: str, args: argparse.Namespace) -> dict[str, float]:
-    """Median seconds per step for every factory on ``device``."""
+def measure(device: str, args: argparse.Namespace) -> tuple[dict[str, float], dict[str, float]]:
+    """Median seconds and minor page faults per step for every factory on ``device`` (a
+    step that frees and re-allocates large buffers gets them back from the OS as faults:
+    the first cause of our Muon's lost time on CPU, issue 33)."""
     torch.manual_seed(0)
     base = TinyTransformer(args.vocab, args.width, args.layers).to(device)
     grads = [torch.randn_like(p) * 1e-2 for p in base.parameters()]
@@ -126,12 +129,16 @@ def measure(device: str, args: argparse.Namespace) -> dict[str, float]:
         for _ in range(args.warmup):
             step(opt)
     times: dict[str, list[float]] = {name: [] for name in runs}
+    faults: dict[str, list[int]] = {name: [] for name in runs}
     for _ in range(args.reps):
         for name, opt in runs.items():
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             times[name].append(step(opt))
+            faults[name].append(resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before)
     if args.profile:
         profile_steps(args.profile, runs, step)
-    return {name: statistics.median(ts) for name, ts in times.items()}
+    return ({name: statistics.median(ts) for name, ts in times.items()},
+            {name: statistics.median(fs) for name, fs in faults.items()})
 
 
 def profile_steps(names: list[str], runs: dict[str, torch.optim.Optimizer],
@@ -147,15 +154,19 @@ def profile_steps(names: list[str], runs: dict[str, torch.optim.Optimizer],
         print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
 
 
-def report(device: str, medians: dict[str, float], args: argparse.Namespace) -> bool:
+def report(device: str, measured: tuple[dict[str, float], dict[str, float]],
+           args: argparse.Namespace) -> bool:
+    medians, faults = measured
     ref_muon, ref_adamw = medians["torch Muon (hidden)"], medians["torch AdamW (all)"]
     clock = "CPU" if args.clock == "cpu" and device == "cpu" else "wall"
     print(f"\n## {device}: median {clock} time per step ({torch.get_num_threads()} threads)\n")
-    print(f"| {'optimizer':<24} | {'ms/step':>9} | {'x torch Muon':>12} | {'x AdamW':>8} |")
-    print(f"|{'-' * 26}|{'-' * 11}:|{'-' * 13}:|{'-' * 9}:|")
+    print(f"| {'optimizer':<24} | {'ms/step':>9} | {'x torch Muon':>12} | {'x AdamW':>8} | "
+          f"{'page faults':>11} |")
+    print(f"|{'-' * 26}|{'-' * 11}:|{'-' * 13}:|{'-' * 9}:|{'-' * 12}:|")
     for name, sec in medians.items():
         ms, vs_muon, vs_adamw = sec * 1e3, sec / ref_muon, sec / ref_adamw
-        print(f"| {name:<24} | {ms:>9.2f} | {vs_muon:>12.3f} | {vs_adamw:>8.2f} |")
+        print(f"| {name:<24} | {ms:>9.2f} | {vs_muon:>12.3f} | {vs_adamw:>8.2f} | "
+              f"{faults[name]:>11.0f} |")
     native = native_bf16()
     ours = medians["Muon default (hidden)"]
     # (name, kind, bound, applies here, the hardware it is for); kind: "speed-up" and

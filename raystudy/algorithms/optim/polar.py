@@ -305,7 +305,7 @@ def polar_factors(
     Matrices are oriented wide (``m <= n``; a tall one is transposed, as
     ``newton_schulz`` does) and grouped by oriented shape, dtype and device, so a
     transformer's handful of distinct shapes costs a handful of batched chains instead
-    of one chain per matrix; matrices over ``BATCH_MAX_NUMEL`` entries run one chain each.
+    of one chain per matrix.
     Each result equals ``polar_factor(G, ...)`` (bf16: bit for bit on the CPUs tested, see
     ``tests/algorithms/optim/test_polar.py``); ``cast_back=False`` leaves it in the
     iteration's dtype, for a caller that adds it to a parameter in one mixed-dtype pass.
@@ -327,14 +327,6 @@ def polar_factors_and_inners(Gs: list[Tensor], method: str = "polar_express", st
     workspace buffer first). ``cast_back`` and ``workspace`` as in :func:`polar_factors`."""
     return _polar_factors(Gs, method, steps, dtype, None, 1e-7, inners=True,
                           cast_back=cast_back, workspace=workspace)
-
-
-BATCH_MAX_NUMEL = 1 << 16
-"""Largest matrix batched with its same-shape peers. Measured in Muon's whole step on the
-AMD EPYC, bf16, one thread (``bench/optim_step.py --threads 1 --cpu-only --reps 15 --clock
-cpu --width 256``, two runs each): 57.2 / 57.5 ms with this limit, 60.4 / 63.5 ms batching
-every group (torch.optim.Muon 53-54 ms); at width 128 every matrix is within it. The
-chains alone (``bench/newton_schulz.py``) do not tell the two apart."""
 
 
 def _polar_factors(
@@ -361,9 +353,9 @@ def _polar_factors(
         wide = G.mT if G.size(0) > G.size(1) else G
         groups.setdefault((tuple(wide.shape), G.dtype, G.device, work), []).append(i)
     inputs: list[tuple[list[int], Tensor | list[Tensor], torch.dtype]] = []  # (i's, input, work)
-    for (shape, _, _, work), members in groups.items():
-        if len(members) == 1 or shape[0] * shape[1] > BATCH_MAX_NUMEL:
-            inputs += [([i], Gs[i], work) for i in members]
+    for (_, _, _, work), members in groups.items():
+        if len(members) == 1:
+            inputs.append((members, Gs[members[0]], work))
         else:                                           # stacked by the chain as it casts
             inputs.append((members, [Gs[i] for i in members], work))
     families: dict[tuple, list[int]] = {}
