@@ -13,12 +13,13 @@ ratios to ``torch.optim.Muon`` and to ``torch.optim.AdamW``.
 ``torch.optim.Muon`` accepts 2-D parameters only, so every Muon-vs-Muon row
 runs on the hidden matrices only; the other rows step the whole model.
 
-Targets (issue 19), each for the hardware it applies to (the bench prints what it ran
-on and SKIPs the others; ``--width`` sets the width the targets are read at):
+Targets (issues 19 and 33), each for the hardware it applies to (the bench prints what
+it ran on and SKIPs the others; ``--width`` sets the width the targets are read at):
 
-* CPUs with native bf16 (``avx512_bf16``/``amx_bf16``): our Muon (default dtype: bf16
-  with AMX, fp32 with avx512_bf16 alone) >= 1.25x faster than torch.optim.Muon at
-  width 128, and never slower (ratio <= 1.0) at width >= 256.
+* CPUs with native bf16 (``avx512_bf16``/``amx_bf16``): our Muon with its default
+  precision (the faster of bf16 and fp32, timed once per process: see
+  ``polar.default_polar_dtype``) >= 1.25x faster than torch.optim.Muon at width 128,
+  and never slower (ratio <= 1.0) at width >= 256.
 * CPUs where bf16 is emulated: our Muon (default dtype, fp32 there) >= 10x faster than
   torch.optim.Muon (which always iterates in bf16).
 * CUDA: our Muon (bf16) <= 0.8x torch.optim.Muon's time.
@@ -27,7 +28,10 @@ on and SKIPs the others; ``--width`` sets the width the targets are read at):
   time (the same arithmetic, batched).
 
 The MuonMax/Momo rows step the whole model (their Adam part too), our Muon only the
-hidden matrices, so that ratio includes the Adam part of the step.
+hidden matrices, so that ratio includes the Adam part of the step. The table's last
+column is the median of minor page faults per step: buffers freed and allocated again
+each step come back from the OS as faults (torch.optim.Muon's per-matrix tensors take
+none; ours took 350-1,000 a step until the optimizers kept their buffers).
 """
 
 from __future__ import annotations
@@ -143,15 +147,16 @@ def measure(device: str, args: argparse.Namespace) -> tuple[dict[str, float], di
 
 def profile_steps(names: list[str], runs: dict[str, torch.optim.Optimizer],
                   step: Callable[[torch.optim.Optimizer], float], steps: int = 5) -> None:
-    """Print torch.profiler's operator table (self CPU time) of ``steps`` steps of each
-    named optimizer: where a step's time goes."""
+    """Print torch.profiler's operator table (self CPU time, one row per operator and input
+    shapes) of ``steps`` steps of each named optimizer: where a step's time goes."""
     from torch.profiler import ProfilerActivity, profile
     for name in names:
-        with profile(activities=[ProfilerActivity.CPU]) as prof:
+        with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
             for _ in range(steps):
                 step(runs[name])
-        print(f"\n## profile: {name}, {steps} steps (self CPU time per operator)\n")
-        print(prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=12))
+        print(f"\n## profile: {name}, {steps} steps (self CPU time per operator and shapes)\n")
+        print(prof.key_averages(group_by_input_shape=True).table(
+            sort_by="self_cpu_time_total", row_limit=24, max_shapes_column_width=60))
 
 
 def report(device: str, measured: tuple[dict[str, float], dict[str, float]],
