@@ -56,6 +56,7 @@ from __future__ import annotations
 import functools
 import os
 import time
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor
@@ -162,18 +163,23 @@ def polar_express_schedule(steps: int) -> list[tuple[float, float, float]]:
 
 
 class PolarWorkspace:
-    """Buffers that an optimizer's Newton–Schulz chains reuse from step to step.
+    """Buffers, and the plan of which matrix goes where, that an optimizer's Newton–Schulz
+    chains reuse from step to step.
 
     Every step builds the same stacks and iterates. Allocated afresh and freed each time,
     these megabyte-sized buffers go back to the OS when glibc trims its heap and come back
-    as page faults: about 500 a step, a sixth of a 10 ms Muon step on the AMD EPYC
+    as page faults: 350-1,000 a step, a sixth of a 10 ms Muon step on the AMD EPYC
     (``bench/optim_step.py``, see ``bench/README.md``). A workspace keeps one buffer per
-    (role, shape, dtype, device). Factors computed with it are views of its buffers, valid
-    until its next use: hold one per optimizer and consume the factors within the step.
+    (role, shape, dtype, device), and for each signature of inputs (shapes, dtypes,
+    devices) the grouping of matrices into stacks and families with their buffers bound
+    (working that out again each step was 5 % of the step). Factors computed with it live
+    in its buffers, valid until its next use: hold one per optimizer and consume the
+    factors within the step.
     """
 
     def __init__(self) -> None:
         self._buffers: dict[tuple, Tensor] = {}
+        self._plans: dict[tuple, _Plan] = {}
 
     def buffer(self, role: str, shape: tuple[int, ...], dtype: torch.dtype,
                device: torch.device) -> Tensor:
@@ -186,6 +192,79 @@ class PolarWorkspace:
 
     def __len__(self) -> int:
         return len(self._buffers)
+
+
+@dataclass(frozen=True)
+class _Chain:
+    """The matrices ``members`` (one wide-oriented shape) stacked in ``X`` ``(k, m, n)``,
+    ``Y`` its ping-pong partner, ``A`` and ``B`` its rows of the family's buffers."""
+    members: tuple[int, ...]
+    X: Tensor
+    Y: Tensor
+    A: Tensor
+    B: Tensor
+
+
+@dataclass(frozen=True)
+class _Family:
+    """Chains sharing the short side ``m``, precision and device: their ``A_j = X_j X_j^T``
+    land in one ``(sum k, m, m)`` buffer ``A`` and ``b A + c A^2`` is one batched product
+    (0.19 vs 0.25 ms a step for the bench model's 8 matrices as three calls)."""
+    chains: tuple[_Chain, ...]
+    A: Tensor
+    B: Tensor
+
+
+@dataclass(frozen=True)
+class _Plan:
+    """Where each matrix of a ``polar_factors`` call goes: its family and chain, whether it
+    is tall (iterated transposed), and the buffer its factor is copied into, contiguous in
+    its matrix's layout and the caller's dtype (``None``: the chain's own row already is).
+
+    The caller adds the factor to a parameter: a transposed view is walked with a stride
+    (0.39 ms for the bench model's 8 matrices against 0.21 ms for a transposing copy and a
+    contiguous add, AMD EPYC, one thread), and a bf16 factor added to an fp32 parameter is
+    cast into a temporary by TensorIterator, one allocation per matrix per step."""
+    families: tuple[_Family, ...]
+    tall: tuple[bool, ...]
+    outs: tuple[Tensor | None, ...]
+
+
+def _family(workspace: PolarWorkspace, tag: str, chains: list[tuple[tuple[int, ...], int]],
+            k: list[int], m: int, dtype: torch.dtype, device: torch.device) -> _Family:
+    """Buffers for chains ``(members, n)`` of ``k`` matrices each, short side ``m``."""
+    A = workspace.buffer(f"A{tag}", (sum(k), m, m), dtype, device)
+    B = workspace.buffer(f"B{tag}", (sum(k), m, m), dtype, device)
+    built, start = [], 0
+    for index, ((members, n), k_c) in enumerate(zip(chains, k, strict=True)):
+        X = workspace.buffer(f"X{tag}.{index}", (k_c, m, n), dtype, device)
+        Y = workspace.buffer(f"Y{tag}.{index}", (k_c, m, n), dtype, device)
+        built.append(_Chain(members, X, Y, A[start:start + k_c], B[start:start + k_c]))
+        start += k_c
+    return _Family(tuple(built), A, B)
+
+
+def _normalise_(X: Tensor, safety: float, eps: float) -> None:
+    """``X_0 = G / max(kappa |G|_F, eps)`` per matrix of the stack ``X``, in place."""
+    norm = torch.linalg.vector_norm(X, dim=(-2, -1), keepdim=True)
+    if safety != 1.0:
+        norm = norm * safety
+    X.div_(norm.clamp(min=eps))
+
+
+def _iterate(family: _Family, coefficients: list[tuple[float, float, float]]) -> list[Tensor]:
+    """The quintic steps on every chain of ``family`` (normalised ``X``); the buffer that
+    holds each chain's result. Per matrix the operations of ``newton_schulz``."""
+    Xs = [chain.X for chain in family.chains]
+    Ys = [chain.Y for chain in family.chains]
+    for a, b, c in coefficients:
+        for X, chain in zip(Xs, family.chains, strict=True):
+            torch.bmm(X, X.mT, out=chain.A)                         # A_j = X_j X_j^T
+        torch.baddbmm(family.A, family.A, family.A, beta=b, alpha=c, out=family.B)  # b A + c A^2
+        for i, chain in enumerate(family.chains):
+            torch.baddbmm(Xs[i], chain.B, Xs[i], beta=a, out=Ys[i])  # X_{j+1} = a X + B X
+            Xs[i], Ys[i] = Ys[i], Xs[i]
+    return Xs
 
 
 def newton_schulz(
@@ -204,7 +283,15 @@ def newton_schulz(
     a single float32 matrix runs batched there, equal to rounding).
     """
     if workspace is not None:
-        return _newton_schulz_family(workspace, [G], coefficients, dtype, safety, eps, 0)[0]
+        wide = _wide(G)
+        m, n = wide.shape[-2:]
+        k = wide[..., 0, 0].numel()
+        family = _family(workspace, "", [((0,), n)], [k], m, dtype, G.device)
+        X = family.chains[0].X
+        X.view(wide.shape).copy_(wide)                              # cast and orient: one pass
+        _normalise_(X, safety, eps)
+        result = _iterate(family, coefficients)[0].view(wide.shape)
+        return result.mT if G.size(-2) > G.size(-1) else result
     transposed = G.size(-2) > G.size(-1)
     X = G.to(dtype)
     if transposed:
@@ -230,58 +317,6 @@ def newton_schulz(
             X = torch.baddbmm(X, B, X, beta=a)                      # X_{j+1} = a X + B X
         X = X.reshape(shape)
     return X.mT if transposed else X
-
-
-def _newton_schulz_family(
-    workspace: PolarWorkspace, Gs: list[Tensor | list[Tensor]],
-    coefficients: list[tuple[float, float, float]], dtype: torch.dtype, safety: float,
-    eps: float, slot: int,
-) -> list[Tensor]:
-    """``newton_schulz`` of each ``G`` in ``Gs`` (a ``(k, m, n)`` stack, an ``(m, n)`` matrix,
-    or a list of matrices of one shape, stacked here as they are cast: ``(k, m, n)`` out),
-    all oriented wide to the same short side ``m``, every iterate in ``workspace`` buffers.
-
-    The chains run step by step together: each stack's ``A_j = X_j X_j^T`` is written into
-    one ``(sum k, m, m)`` buffer and ``b A + c A^2`` is one batched product over all of them
-    (one call instead of one per stack: 0.19 vs 0.25 ms a step for the bench model's 8
-    matrices); the ``X``-side products stay per stack (their ``n`` differ). Per matrix the
-    operations are ``newton_schulz``'s, so are the values. Families of one call that must
-    not share buffers take different ``slot``s.
-    """
-    pieces = [[_wide(M) for M in G] if isinstance(G, list) else [_wide(G)] for G in Gs]
-    m, device = pieces[0][0].size(-2), pieces[0][0].device
-    counts = [sum(W[..., 0, 0].numel() for W in Ws) for Ws in pieces]
-    A_all = workspace.buffer(f"A{slot}", (sum(counts), m, m), dtype, device)
-    B_all = workspace.buffer(f"B{slot}", (sum(counts), m, m), dtype, device)
-    Xs, Ys, As, Bs, start = [], [], [], [], 0
-    for i, (Ws, k) in enumerate(zip(pieces, counts, strict=True)):
-        X = workspace.buffer(f"X{slot}.{i}", (k, m, Ws[0].size(-1)), dtype, device)
-        for j, W in enumerate(Ws):                                  # cast, orient and stack:
-            (X[j] if len(Ws) > 1 else X.view(W.shape)).copy_(W)     # one pass
-        norm = torch.linalg.vector_norm(X, dim=(-2, -1), keepdim=True)
-        if safety != 1.0:
-            norm = norm * safety
-        X.div_(norm.clamp(min=eps))                                 # X_0 = G / max(k |G|, eps)
-        Xs.append(X)
-        Ys.append(workspace.buffer(f"Y{slot}.{i}", tuple(X.shape), dtype, device))
-        As.append(A_all[start:start + k])
-        Bs.append(B_all[start:start + k])
-        start += k
-    for a, b, c in coefficients:
-        for X, A in zip(Xs, As, strict=True):
-            torch.bmm(X, X.mT, out=A)                               # A_j = X_j X_j^T
-        torch.baddbmm(A_all, A_all, A_all, beta=b, alpha=c, out=B_all)  # b A + c A^2, all
-        for i, (X, Y, B) in enumerate(zip(Xs, Ys, Bs, strict=True)):
-            torch.baddbmm(X, B, X, beta=a, out=Y)                   # X_{j+1} = a X + B X
-            Xs[i], Ys[i] = Y, X
-    results = []
-    for G, Ws, X in zip(Gs, pieces, Xs, strict=True):
-        if isinstance(G, list):
-            results.append(X)
-            continue
-        result = X.view(Ws[0].shape)
-        results.append(result.mT if G.size(-2) > G.size(-1) else result)
-    return results
 
 
 def _wide(G: Tensor) -> Tensor:
@@ -337,48 +372,62 @@ def _polar_factors(
     """The factors and, with ``inners``, each ``<G_i, P_i>`` (else an empty list).
 
     Matrices of one oriented shape (and dtype, device, precision) are stacked into one
-    chain input; inputs whose short side, precision and device agree form a family that
-    iterates together (:func:`_newton_schulz_family`)."""
+    chain; chains whose short side, precision and device agree form a family that iterates
+    together (:class:`_Family`); the plan is built once per input signature."""
     if method == "svd":
         out = [polar_factor(G, method, dtype=dtype) for G in Gs]
         return out, [inner(G, P) for G, P in zip(Gs, out, strict=True)] if inners else []
     schedule, safety = _schedule(method, steps, coefficients)
     if workspace is None:
         workspace = PolarWorkspace()                                # this call's buffers
-    groups: dict[tuple, list[int]] = {}
-    for i, G in enumerate(Gs):
+    chosen: dict[tuple, torch.dtype] = {}
+    for G in Gs:
         if G.ndim != 2:
             raise ValueError(f"polar_factors needs (m, n) matrices, got shape {tuple(G.shape)}")
-        work = dtype if dtype is not None else default_polar_dtype(G)
-        wide = G.mT if G.size(0) > G.size(1) else G
-        groups.setdefault((tuple(wide.shape), G.dtype, G.device, work), []).append(i)
-    inputs: list[tuple[list[int], Tensor | list[Tensor], torch.dtype]] = []  # (i's, input, work)
-    for (_, _, _, work), members in groups.items():
-        if len(members) == 1:
-            inputs.append((members, Gs[members[0]], work))
-        else:                                           # stacked by the chain as it casts
-            inputs.append((members, [Gs[i] for i in members], work))
-    families: dict[tuple, list[int]] = {}
-    for position, (members, _, work) in enumerate(inputs):
-        first = Gs[members[0]]
-        families.setdefault((min(first.shape), work, first.device), []).append(position)
-    factors: list[Tensor | None] = [None] * len(Gs)
-    for slot, ((_, work, _), positions) in enumerate(families.items()):
-        outputs = _newton_schulz_family(workspace, [inputs[q][1] for q in positions],
-                                        schedule, work, safety, eps, slot)
-        for q, P in zip(positions, outputs, strict=True):
-            members, source, _ = inputs[q]
-            for i, P_i in zip(members, P.unbind(0) if isinstance(source, list) else [P],
-                              strict=True):
-                if isinstance(source, list) and Gs[i].size(0) > Gs[i].size(1):
-                    P_i = P_i.mT
-                factors[i] = _contiguous(P_i, Gs[i].dtype if cast_back else P_i.dtype,
-                                         workspace, i)
+        if (G.dtype, G.device) not in chosen:
+            chosen[G.dtype, G.device] = dtype if dtype is not None else default_polar_dtype(G)
+    key = (tuple((G.shape, G.dtype, G.device) for G in Gs), tuple(chosen.items()), cast_back)
+    plan = workspace._plans.get(key)
+    if plan is None:
+        plan = workspace._plans[key] = _plan(workspace, Gs, chosen, cast_back)
+    factors: list[Tensor] = [G for G in Gs]                         # each replaced below
+    for family in plan.families:
+        for chain in family.chains:
+            for j, i in enumerate(chain.members):
+                chain.X[j].copy_(_wide(Gs[i]))                      # cast, orient and stack
+            _normalise_(chain.X, safety, eps)
+        for chain, X in zip(family.chains, _iterate(family, schedule), strict=True):
+            for j, i in enumerate(chain.members):
+                P, out = (X[j].mT if plan.tall[i] else X[j]), plan.outs[i]
+                factors[i] = P if out is None else out.copy_(P)
     if not inners:
-        return factors, []  # type: ignore[return-value]
-    dots = [_inner_in(workspace, G, P, i)                           # <G_i, P_i>, same layout
-            for i, (G, P) in enumerate(zip(Gs, factors, strict=True))]
-    return factors, dots  # type: ignore[return-value]
+        return factors, []
+    return factors, [_inner_in(workspace, G, P, i)                 # <G_i, P_i>, same layout
+                     for i, (G, P) in enumerate(zip(Gs, factors, strict=True))]
+
+
+def _plan(workspace: PolarWorkspace, Gs: list[Tensor], chosen: dict[tuple, torch.dtype],
+          cast_back: bool) -> _Plan:
+    """Group ``Gs`` into chains (one per oriented shape, dtype, device, precision) and
+    families (one per short side, precision, device), with their buffers in ``workspace``."""
+    chains: dict[tuple, list[int]] = {}
+    for i, G in enumerate(Gs):
+        work = chosen[G.dtype, G.device]
+        chains.setdefault((tuple(_wide(G).shape), G.dtype, G.device, work), []).append(i)
+    families: dict[tuple, list[tuple[tuple[int, ...], int]]] = {}
+    for (shape, _, device, work), members in chains.items():
+        families.setdefault((shape[0], work, device), []).append((tuple(members), shape[1]))
+    built = tuple(
+        _family(workspace, str(slot), members, [len(c) for c, _ in members], m, work, device)
+        for slot, ((m, work, device), members) in enumerate(families.items()))
+    tall = tuple(G.size(0) > G.size(1) for G in Gs)
+    outs = []
+    for i, G in enumerate(Gs):
+        work = chosen[G.dtype, G.device]
+        target = G.dtype if cast_back else work
+        outs.append(workspace.buffer(f"out{i}", tuple(G.shape), target, G.device)
+                    if tall[i] or target != work else None)
+    return _Plan(built, tall, tuple(outs))
 
 
 def svd_polar(G: Tensor) -> Tensor:
@@ -416,19 +465,6 @@ def polar_factor(
     schedule, safety = _schedule(method, steps, coefficients)
     work = dtype if dtype is not None else default_polar_dtype(G)
     return newton_schulz(G, schedule, work, safety=safety, eps=eps).to(G.dtype)
-
-
-def _contiguous(P: Tensor, dtype: torch.dtype, workspace: PolarWorkspace, index: int) -> Tensor:
-    """``P`` in ``dtype``, contiguous in its matrix's layout, copied (cast and, for a tall
-    factor, transposed in the same pass) into a workspace buffer where it is not already.
-
-    A caller adds it to a parameter: a transposed view is walked with a stride (0.39 ms for
-    the bench model's 8 matrices against 0.21 ms for a transposing copy and a contiguous
-    add, AMD EPYC, one thread), and a bf16 factor added to an fp32 parameter is first cast
-    into a temporary by TensorIterator, one allocation per matrix per step."""
-    if P.dtype == dtype and P.is_contiguous():
-        return P
-    return workspace.buffer(f"out{index}", tuple(P.shape), dtype, P.device).copy_(P)
 
 
 def _inner_in(workspace: PolarWorkspace, G: Tensor, P: Tensor, index: int) -> Tensor:

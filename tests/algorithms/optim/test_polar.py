@@ -221,15 +221,17 @@ def test_a_workspace_is_reused_and_changes_no_value():
     shapes = [(16, 24), (24, 16), (16, 40), (16, 16)]
     workspace = PolarWorkspace()
     buffers = None
-    for _ in range(3):
-        Gs = [torch.randn(*s, generator=gen) for s in shapes]
+    for step in range(4):          # step 2: one matrix short (another plan), then back
+        Gs = [torch.randn(*s, generator=gen) for s in shapes][: 3 if step == 2 else None]
         fresh = polar_factors(Gs, "polar_express", 5, torch.bfloat16, cast_back=False)
         reused = polar_factors(Gs, "polar_express", 5, torch.bfloat16, cast_back=False,
                                workspace=workspace)
-        assert buffers in (None, len(workspace))
-        buffers = len(workspace)
+        if step < 2:
+            assert buffers in (None, len(workspace))
+            buffers = len(workspace)
         for a, b in zip(fresh, reused, strict=True):
             assert a.dtype == b.dtype == torch.bfloat16 and torch.equal(a, b)
+    assert len(workspace._plans) == 2
     G = torch.randn(3, 10, 6, generator=gen)
     schedule = [JORDAN_COEFFICIENTS] * 5
     assert torch.equal(newton_schulz(G, schedule, torch.bfloat16),
