@@ -3,8 +3,9 @@
 The shape groups of ``optim_step.py``'s model (``--width`` 128, 2 blocks: 2 x 128x128,
 2 x 128x384, 4 x 128x512, wide-oriented), five Jordan steps, each variant timed
 interleaved in one process (minimum of ``--reps``), with its relative error against the
-same chain in float64. The shipped chain is ``batched``; the others are the options
-measured for issue 33 and dropped (bench/README.md lists why). Then the model's own
+same chain in float64. ``batched`` is ``newton_schulz`` on one stack (what the shipped
+path runs per stack); the others are the options measured for issue 33 and dropped
+(bench/README.md lists why). Then the model's own
 matrices through ``polar_factors`` (what Muon runs), with and without a kept workspace,
 against torch.optim.Muon's per-matrix chain, with page faults per call.
 
@@ -34,7 +35,7 @@ def groups(width: int) -> list[tuple[int, int, int]]:
 
 
 def batched(X: Tensor) -> Tensor:
-    """The shipped chain (``polar.newton_schulz``): bmm, then two baddbmm per step."""
+    """``polar.newton_schulz`` on a stack: bmm, then two baddbmm per step."""
     return newton_schulz(X, [JORDAN_COEFFICIENTS] * STEPS, X.dtype)
 
 
@@ -55,7 +56,8 @@ def separate_ops(X: Tensor) -> Tensor:
 
 
 def out_buffers(X: Tensor) -> Tensor:
-    """The shipped ops writing into three preallocated buffers."""
+    """The same ops writing into three preallocated buffers (now part of the shipped path:
+    ``PolarWorkspace``; their gain is in the whole step, where fresh buffers fault)."""
     X = X / torch.linalg.vector_norm(X, dim=(-2, -1), keepdim=True)
     A = X.new_empty(X.shape[0], X.shape[1], X.shape[1])
     B, Y = torch.empty_like(A), torch.empty_like(X)
@@ -86,14 +88,14 @@ def gram(X: Tensor, restart: int = 2) -> Tensor:
 
 
 VARIANTS: dict[str, Callable[[Tensor], Tensor]] = {
-    "batched (shipped)": batched, "per matrix (torch's)": per_matrix,
+    "batched": batched, "per matrix (torch's)": per_matrix,
     "separate ops": separate_ops, "out= buffers": out_buffers, "Gram, 1 restart": gram,
 }
 
 
 def compiled_variant() -> Callable[[Tensor], Tensor]:
-    """The shipped chain through ``torch.compile`` (inductor), shapes static; the first call
-    of each shape compiles (timed apart, printed)."""
+    """``batched`` through ``torch.compile`` (inductor), shapes static; the first call of
+    each shape compiles (timed apart, printed)."""
     chain = torch.compile(batched, dynamic=False)
 
     def run(X: Tensor) -> Tensor:
@@ -153,10 +155,10 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     dtype = getattr(torch, args.dtype)
     if args.compile:
-        VARIANTS["torch.compile(shipped)"] = compiled_variant()
+        VARIANTS["torch.compile(batched)"] = compiled_variant()
     print(describe())
     print(f"{STEPS} Jordan steps in {args.dtype}; min of {args.reps} interleaved runs\n")
-    print(f"| {'group':<12} | {'variant':<22} | {'ms':>6} | {'x shipped':>9} | "
+    print(f"| {'group':<12} | {'variant':<22} | {'ms':>6} | {'x batched':>9} | "
           f"{'rel. error':>10} |")
     print(f"|{'-' * 14}|{'-' * 24}|{'-' * 7}:|{'-' * 10}:|{'-' * 11}:|")
     gen = torch.Generator().manual_seed(0)
@@ -166,7 +168,7 @@ def main() -> None:
         exact = batched(X.double())
         if args.compile:
             start = time.perf_counter()
-            VARIANTS["torch.compile(shipped)"](X)
+            VARIANTS["torch.compile(batched)"](X)
             print(f"(torch.compile of {'x'.join(map(str, shape))}: "
                   f"{time.perf_counter() - start:.1f} s, first call)")
         best = {name: float("inf") for name in VARIANTS}
@@ -179,7 +181,7 @@ def main() -> None:
             error = float((fn(X).double() - exact).norm() / exact.norm())
             label = "x".join(map(str, shape))
             print(f"| {label:<12} | {name:<22} | {best[name] * 1e3:>6.2f} | "
-                  f"{best[name] / best['batched (shipped)']:>9.2f} | {error:>10.4f} |")
+                  f"{best[name] / best['batched']:>9.2f} | {error:>10.4f} |")
     model_table(args.width, args.reps, dtype)
 
 
