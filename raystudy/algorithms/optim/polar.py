@@ -343,8 +343,7 @@ def polar_factors(
     of one chain per matrix.
     Each result equals ``polar_factor(G, ...)`` (bf16: bit for bit on the CPUs tested, see
     ``tests/algorithms/optim/test_polar.py``); ``cast_back=False`` leaves it in the
-    iteration's dtype, for a caller that adds it to a parameter in one mixed-dtype pass.
-    Factors are contiguous in their matrix's layout. With a ``workspace`` (see
+    iteration's dtype. Factors are contiguous in their matrix's layout. With a ``workspace`` (see
     :class:`PolarWorkspace`) stacks, iterates and factors live in its buffers: a factor is
     valid until the workspace's next use.
     """
