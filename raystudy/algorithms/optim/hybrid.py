@@ -52,9 +52,9 @@ Stale nuclear norm (``stale_nuclear_norm=True``, the paper's default): :math:`A_
 is summed from the previous step's :math:`\langle M_l, \operatorname{polar}(M_l)\rangle`
 (exact at the first step). Either way each layer costs one polar factor per step,
 and all layers' factors are computed together, same-shape matrices as one batched
-Newton–Schulz chain (:func:`.polar_factors`) in buffers the optimizer keeps (one
-:class:`.PolarWorkspace` per group), the factor cast back to the parameter's precision
-in one of them.
+Newton–Schulz chain (:func:`.polar_factors`) in buffers the optimizer keeps on the CPU
+(one :class:`.PolarWorkspace` per group), the factor cast back to the parameter's
+precision in one of them.
 
 Hyper-parameters :math:`\rho`, :math:`\mu`, :math:`F^*` enter global sums and are
 read from the constructor (``self.defaults``); ``lr`` and ``weight_decay`` may
@@ -71,7 +71,13 @@ from torch.optim import Optimizer
 
 from .checks import check_beta, check_lr, check_nonnegative
 from .muon import as_matrix
-from .polar import POLAR_METHODS, PolarWorkspace, polar_factors, polar_factors_and_inners
+from .polar import (
+    POLAR_METHODS,
+    PolarWorkspace,
+    keeps_buffers,
+    polar_factors,
+    polar_factors_and_inners,
+)
 from .truncation import inner_sum, resolve_loss, truncated_step_size
 
 
@@ -173,9 +179,10 @@ class HybridSteepestDescent(Optimizer):
             if not group["matrix"]:
                 continue
             Ms = [as_matrix(state["M"]) for state in states]
+            workspace = (self._polar_workspaces.setdefault(index, PolarWorkspace())
+                         if keeps_buffers(ps) else None)
             options = dict(method=group["polar_method"], steps=group["ns_steps"],
-                           dtype=group["ns_dtype"],
-                           workspace=self._polar_workspaces.setdefault(index, PolarWorkspace()))
+                           dtype=group["ns_dtype"], workspace=workspace)
             if inners:
                 Ps, dots = polar_factors_and_inners(Ms, **options)
                 norms.update(zip(ps, dots, strict=True))

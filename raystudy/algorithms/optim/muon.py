@@ -37,8 +37,9 @@ shape as one batched chain over all matrices of that shape (:func:`.polar_factor
 transformer has a handful of shapes), with the same operations as torch's per-matrix
 chain; chains that share the short side iterate together. The Nesterov momentum, the
 stacks, the iterates and the factors cast back to the parameter's dtype live in buffers
-the optimizer keeps (:class:`.PolarWorkspace`; allocated afresh each step they cost page
-faults), and the exact bf16 -> fp32 cast makes the update equal
+the optimizer keeps on the CPU (:class:`.PolarWorkspace`; allocated afresh each step they
+cost page faults there; on CUDA the caching allocator reuses memory, and they are per
+step), and the exact bf16 -> fp32 cast makes the update equal
 torch's mixed-dtype add, so the parameters equal torch.optim.Muon's bit for bit on the
 CPUs measured (AMD EPYC, bench model at width 128 and 256).
 
@@ -56,7 +57,7 @@ from torch import Tensor
 from torch.optim import Optimizer
 
 from .checks import check_lr, check_nonnegative
-from .polar import JORDAN_COEFFICIENTS, PolarWorkspace, polar_factors
+from .polar import JORDAN_COEFFICIENTS, PolarWorkspace, keeps_buffers, polar_factors
 
 ADJUST_LR_FNS = (None, "original", "match_rms_adamw")
 
@@ -138,10 +139,14 @@ class Muon(Optimizer):
         super().__setstate__(state)
         self._polar_workspace = PolarWorkspace()      # buffers, not state: never saved
 
-    def _nesterov(self, grads: list[Tensor], bufs: list[Tensor], mu: float) -> list[Tensor]:
-        """``(1 - mu) G + mu B_t`` per parameter, in workspace buffers: fresh tensors of this
-        size each step come back as page faults (992 a step at width 256, AMD EPYC)."""
-        return [torch.lerp(G, B, mu, out=self._polar_workspace.buffer(
+    def _nesterov(self, grads: list[Tensor], bufs: list[Tensor], mu: float,
+                  workspace: PolarWorkspace | None) -> list[Tensor]:
+        """``(1 - mu) G + mu B_t`` per parameter, in workspace buffers on the CPU: fresh
+        tensors of this size each step come back as page faults there (992 a step at width
+        256, AMD EPYC)."""
+        if workspace is None:
+            return torch._foreach_lerp(grads, bufs, mu)
+        return [torch.lerp(G, B, mu, out=workspace.buffer(
                     f"nesterov{i}", tuple(G.shape), G.dtype, G.device))
                 for i, (G, B) in enumerate(zip(grads, bufs, strict=True))]
 
@@ -163,7 +168,8 @@ class Muon(Optimizer):
                     self.state[p]["momentum_buffer"] = torch.zeros_like(p.grad)
             bufs = [self.state[p]["momentum_buffer"] for p in params]
             torch._foreach_lerp_(bufs, grads, 1 - mu)                 # B_t = mu B + (1-mu) G
-            B_tilde = self._nesterov(grads, bufs, mu) if group["nesterov"] else bufs
+            workspace = self._polar_workspace if keeps_buffers(params) else None
+            B_tilde = self._nesterov(grads, bufs, mu, workspace) if group["nesterov"] else bufs
             Os = polar_factors(                                       # NS_k, one chain per shape
                 [as_matrix(B) for B in B_tilde],
                 method="jordan",
@@ -171,7 +177,7 @@ class Muon(Optimizer):
                 dtype=group["ns_dtype"],
                 coefficients=group["ns_coefficients"],
                 eps=group["eps"],
-                workspace=self._polar_workspace,  # in its buffers, in B's dtype: used here
+                workspace=workspace,              # in its buffers, in B's dtype: used here
             )
             if group["weight_decay"] != 0.0:
                 torch._foreach_mul_(params, 1 - lr * group["weight_decay"])

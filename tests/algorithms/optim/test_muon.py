@@ -136,3 +136,22 @@ def test_steps_reuse_the_workspace_and_survive_copy_and_pickle():
         clone.step()
         for p, q in zip(params, twins, strict=True):
             assert torch.equal(p, q)
+
+
+def test_buffers_are_kept_for_cpu_parameters_only():
+    """Off the CPU (here the meta device: shapes only) a caching allocator reuses memory,
+    so Muon keeps no buffers there; on the CPU it does (the page faults)."""
+    from raystudy.algorithms.optim import MuonAdam
+
+    for device, kept in (("cpu", True), ("meta", False)):
+        params = [torch.nn.Parameter(torch.randn(*s, device=device)) for s in SHAPES]
+        vector = torch.nn.Parameter(torch.randn(5, device=device))
+        opts = [Muon(params, ns_dtype=torch.bfloat16),
+                MuonAdam([{"params": params, "matrix": True},
+                          {"params": [vector], "matrix": False}], ns_dtype=torch.bfloat16)]
+        for p in [*params, vector]:
+            p.grad = torch.randn(p.shape, device=device)
+        for opt in opts:
+            opt.step()
+        assert (len(opts[0]._polar_workspace) > 0) is kept
+        assert (len(opts[1]._polar_workspaces) > 0) is kept
