@@ -172,7 +172,8 @@ class HybridSteepestDescent(Optimizer):
         """``polar(M_p)`` of every matrix parameter in ``active`` (in ``M_p``'s dtype and
         layout, in the group's workspace: valid for this step) and, with ``inners``, each
         ``<M_p, polar(M_p)>``; same-shape matrices of a group as one batched Newton–Schulz
-        chain, their inner products one batched product (:func:`.polar_factors_and_inners`)."""
+        chain, each inner product one dot with its factor (:func:`.polar_factors_and_inners`);
+        buffers kept per group for CPU parameters only."""
         factors: dict[Tensor, Tensor] = {}
         norms: dict[Tensor, Tensor] = {}
         for index, (group, ps, _, states) in enumerate(active):
