@@ -172,7 +172,9 @@ class PolarWorkspace:
     (``bench/optim_step.py``, see ``bench/README.md``). A workspace keeps one buffer per
     (role, shape, dtype, device), and for each signature of inputs (shapes, dtypes,
     devices) the grouping of matrices into stacks and families with their buffers bound
-    (working that out again each step was 5 % of the step). Factors computed with it live
+    (working it out again costs 0.05 ms a call: 0.49 vs 0.54 ms at width 8 in
+    ``bench/newton_schulz.py --width 8``, under 1 % of a width-128 step).
+    Factors computed with it live
     in its buffers, valid until its next use: hold one per optimizer and consume the
     factors within the step. Only for CPU tensors (:func:`keeps_buffers`): on CUDA the
     caching allocator already reuses freed memory without faults, and kept buffers would
@@ -214,14 +216,25 @@ class _Chain:
     B: Tensor
 
 
+BATCH_MAX_NUMEL = 1 << 18
+"""Matrices with more entries iterate alone, with ``newton_schulz``'s 2-D operations (``mm``,
+``addmm``: torch.optim.Muon's). On the bench model's matrices (``bench/newton_schulz.py
+--width W``, AMD EPYC, one thread) batching every same-shape group is 4-5 % slower at widths
+384 and 512 (up to 2^20 entries a matrix), and a limit of 2^16 is 4 % slower at width 256
+(2^18 entries, batched here); at width 128 everything is within it."""
+
+
 @dataclass(frozen=True)
 class _Family:
     """Chains sharing the short side ``m``, precision and device: their ``A_j = X_j X_j^T``
     land in one ``(sum k, m, m)`` buffer ``A`` and ``b A + c A^2`` is one batched product
-    (0.19 vs 0.25 ms a step for the bench model's 8 matrices as three calls)."""
+    (0.185 vs 0.245 ms per Newton-Schulz step for the bench model's 8 matrices as three
+    calls: ``bench/newton_schulz.py --parts``). A ``solo`` family is one matrix over
+    ``BATCH_MAX_NUMEL`` entries, iterated with 2-D operations."""
     chains: tuple[_Chain, ...]
     A: Tensor
     B: Tensor
+    solo: bool = False
 
 
 @dataclass(frozen=True)
@@ -230,27 +243,29 @@ class _Plan:
     is tall (iterated transposed), and the buffer its factor is copied into, contiguous in
     its matrix's layout and the caller's dtype (``None``: the chain's own row already is).
 
-    The caller adds the factor to a parameter: a transposed view is walked with a stride
-    (0.39 ms for the bench model's 8 matrices against 0.21 ms for a transposing copy and a
-    contiguous add, AMD EPYC, one thread), and a bf16 factor added to an fp32 parameter is
-    cast into a temporary by TensorIterator, one allocation per matrix per step."""
+    The caller adds the factor to a parameter: a transposed bf16 view is walked with a
+    stride and cast into a temporary by TensorIterator (0.38 ms for the bench model's 8
+    matrices against 0.24 ms for this copy and a contiguous add: ``bench/newton_schulz.py
+    --parts``, AMD EPYC, one thread)."""
     families: tuple[_Family, ...]
     tall: tuple[bool, ...]
     outs: tuple[Tensor | None, ...]
 
 
 def _family(workspace: PolarWorkspace, tag: str, chains: list[tuple[tuple[int, ...], int]],
-            k: list[int], m: int, dtype: torch.dtype, device: torch.device) -> _Family:
-    """Buffers for chains ``(members, n)`` of ``k`` matrices each, short side ``m``."""
-    A = workspace.buffer(f"A{tag}", (sum(k), m, m), dtype, device)
-    B = workspace.buffer(f"B{tag}", (sum(k), m, m), dtype, device)
+            m: int, dtype: torch.dtype, device: torch.device, solo: bool = False) -> _Family:
+    """Buffers for chains ``(members, n)`` (``len(members)`` matrices ``m x n`` each)."""
+    total = sum(len(members) for members, _ in chains)
+    A = workspace.buffer(f"A{tag}", (total, m, m), dtype, device)
+    B = workspace.buffer(f"B{tag}", (total, m, m), dtype, device)
     built, start = [], 0
-    for index, ((members, n), k_c) in enumerate(zip(chains, k, strict=True)):
-        X = workspace.buffer(f"X{tag}.{index}", (k_c, m, n), dtype, device)
-        Y = workspace.buffer(f"Y{tag}.{index}", (k_c, m, n), dtype, device)
-        built.append(_Chain(members, X, Y, A[start:start + k_c], B[start:start + k_c]))
-        start += k_c
-    return _Family(tuple(built), A, B)
+    for index, (members, n) in enumerate(chains):
+        k, end = len(members), start + len(members)
+        X = workspace.buffer(f"X{tag}.{index}", (k, m, n), dtype, device)
+        Y = workspace.buffer(f"Y{tag}.{index}", (k, m, n), dtype, device)
+        built.append(_Chain(members, X, Y, A[start:end], B[start:end]))
+        start = end
+    return _Family(tuple(built), A, B, solo)
 
 
 def _normalise_(X: Tensor, safety: float, eps: float) -> None:
@@ -266,6 +281,16 @@ def _iterate(family: _Family, coefficients: list[tuple[float, float, float]]) ->
     holds each chain's result. Per matrix the operations of ``newton_schulz``."""
     Xs = [chain.X for chain in family.chains]
     Ys = [chain.Y for chain in family.chains]
+    if family.solo:                                  # one large matrix: torch's 2-D ops
+        chain = family.chains[0]
+        A, B = chain.A[0], chain.B[0]
+        for a, b, c in coefficients:
+            X, Y = Xs[0][0], Ys[0][0]
+            torch.mm(X, X.mT, out=A)                                # A_j = X_j X_j^T
+            torch.addmm(A, A, A, beta=b, alpha=c, out=B)            # b A + c A^2
+            torch.addmm(X, B, X, beta=a, out=Y)                     # X_{j+1} = a X + B X
+            Xs[0], Ys[0] = Ys[0], Xs[0]
+        return Xs
     for a, b, c in coefficients:
         for X, chain in zip(Xs, family.chains, strict=True):
             torch.bmm(X, X.mT, out=chain.A)                         # A_j = X_j X_j^T
@@ -282,25 +307,13 @@ def newton_schulz(
     dtype: torch.dtype,
     safety: float = 1.0,
     eps: float = 1e-7,
-    workspace: PolarWorkspace | None = None,
 ) -> Tensor:
     """Run the quintic iteration with per-step ``coefficients`` on ``G`` ``(..., m, n)``.
 
-    Returns a tensor of dtype ``dtype``; ``G`` is never modified (a cast to the same
-    dtype would otherwise alias ``G``). With a ``workspace`` the iterates live in its
-    buffers and the result is a view of one (the same operations: the same bf16 values;
-    a single float32 matrix runs batched there, equal to rounding).
+    Returns a new tensor of dtype ``dtype``; ``G`` is never modified (a cast to
+    the same dtype would otherwise alias ``G``). :func:`polar_factors` runs the same
+    operations per matrix in kept buffers.
     """
-    if workspace is not None:
-        wide = _wide(G)
-        m, n = wide.shape[-2:]
-        k = wide[..., 0, 0].numel()
-        family = _family(workspace, "", [((0,), n)], [k], m, dtype, G.device)
-        X = family.chains[0].X
-        X.view(wide.shape).copy_(wide)                              # cast and orient: one pass
-        _normalise_(X, safety, eps)
-        result = _iterate(family, coefficients)[0].view(wide.shape)
-        return result.mT if G.size(-2) > G.size(-1) else result
     transposed = G.size(-2) > G.size(-1)
     X = G.to(dtype)
     if transposed:
@@ -349,7 +362,7 @@ def polar_factors(
     Matrices are oriented wide (``m <= n``; a tall one is transposed, as
     ``newton_schulz`` does) and grouped by oriented shape, dtype and device, so a
     transformer's handful of distinct shapes costs a handful of batched chains instead
-    of one chain per matrix.
+    of one chain per matrix; matrices over ``BATCH_MAX_NUMEL`` entries iterate alone.
     Each result equals ``polar_factor(G, ...)`` (bf16: bit for bit on the CPUs tested, see
     ``tests/algorithms/optim/test_polar.py``); ``cast_back=False`` leaves it in the
     iteration's dtype. Factors are contiguous in their matrix's layout. With a ``workspace`` (see
@@ -361,15 +374,15 @@ def polar_factors(
 
 
 def polar_factors_and_inners(Gs: list[Tensor], method: str = "polar_express", steps: int = 5,
-                             dtype: torch.dtype | None = None, *, cast_back: bool = True,
+                             dtype: torch.dtype | None = None, *,
                              workspace: PolarWorkspace | None = None,
                              ) -> tuple[list[Tensor], list[Tensor]]:
     """``polar_factors(Gs)`` and each ``<G_i, polar(G_i)>`` (the nuclear-norm estimate, a
     0-d tensor in at least float32): one dot per matrix with its factor, which comes back
     contiguous in the matrix's own layout (a bf16 factor cast to ``G_i``'s precision in a
-    workspace buffer first). ``cast_back`` and ``workspace`` as in :func:`polar_factors`."""
+    workspace buffer first). ``workspace`` as in :func:`polar_factors`."""
     return _polar_factors(Gs, method, steps, dtype, None, 1e-7, inners=True,
-                          cast_back=cast_back, workspace=workspace)
+                          workspace=workspace)
 
 
 def _polar_factors(
@@ -398,7 +411,7 @@ def _polar_factors(
     plan = workspace._plans.get(key)
     if plan is None:
         plan = workspace._plans[key] = _plan(workspace, Gs, chosen, cast_back)
-    factors: list[Tensor] = [G for G in Gs]                         # each replaced below
+    factors = list(Gs)                                              # each replaced below
     for family in plan.families:
         for chain in family.chains:
             for j, i in enumerate(chain.members):
@@ -421,13 +434,15 @@ def _plan(workspace: PolarWorkspace, Gs: list[Tensor], chosen: dict[tuple, torch
     chains: dict[tuple, list[int]] = {}
     for i, G in enumerate(Gs):
         work = chosen[G.dtype, G.device]
-        chains.setdefault((tuple(_wide(G).shape), G.dtype, G.device, work), []).append(i)
+        alone = i if G.numel() > BATCH_MAX_NUMEL else None          # its own chain, family
+        chains.setdefault((tuple(_wide(G).shape), G.dtype, G.device, work, alone),
+                          []).append(i)
     families: dict[tuple, list[tuple[tuple[int, ...], int]]] = {}
-    for (shape, _, device, work), members in chains.items():
-        families.setdefault((shape[0], work, device), []).append((tuple(members), shape[1]))
-    built = tuple(
-        _family(workspace, str(slot), members, [len(c) for c, _ in members], m, work, device)
-        for slot, ((m, work, device), members) in enumerate(families.items()))
+    for (shape, _, device, work, alone), members in chains.items():
+        families.setdefault((shape[0], work, device, alone), []).append(
+            (tuple(members), shape[1]))
+    built = tuple(_family(workspace, str(slot), members, m, work, device, alone is not None)
+                  for slot, ((m, work, device, alone), members) in enumerate(families.items()))
     tall = tuple(G.size(0) > G.size(1) for G in Gs)
     outs = []
     for i, G in enumerate(Gs):
