@@ -145,8 +145,24 @@ def measure(device: str, args: argparse.Namespace) -> tuple[dict[str, float], di
             {name: statistics.median(fs) for name, fs in faults.items()})
 
 
+PHASES = {
+    "aten::bmm": "A = X X^T (bmm / mm)", "aten::mm": "A = X X^T (bmm / mm)",
+    "aten::baddbmm": "b A + c A^2 and a X + B X (baddbmm / addmm)",
+    "aten::addmm": "b A + c A^2 and a X + B X (baddbmm / addmm)",
+    "aten::copy_": "copies (casts, transposes, beta terms)",
+    "aten::lerp": "momentum, Nesterov", "aten::lerp_": "momentum, Nesterov",
+    "aten::_foreach_lerp": "momentum, Nesterov", "aten::_foreach_lerp_": "momentum, Nesterov",
+    "aten::div_": "normalisation", "aten::div": "normalisation", "aten::norm": "normalisation",
+    "aten::linalg_vector_norm": "normalisation", "aten::clamp": "normalisation",
+    "aten::add_": "weight decay, update", "aten::mul_": "weight decay, update",
+    "aten::mul": "weight decay, update", "aten::_foreach_mul_": "weight decay, update",
+}
+"""The operators of a Muon step by phase, for ``--profile``'s summary (the two ``baddbmm``
+products cannot be told apart for square matrices, so they share a row)."""
+
+
 def profile_steps(names: list[str], runs: dict[str, torch.optim.Optimizer],
-                  step: Callable[[torch.optim.Optimizer], float], steps: int = 5) -> None:
+                  step: Callable[[torch.optim.Optimizer], float], steps: int = 20) -> None:
     """Print torch.profiler's operator table (self CPU time, one row per operator and input
     shapes) of ``steps`` steps of each named optimizer: where a step's time goes."""
     from torch.profiler import ProfilerActivity, profile
@@ -155,8 +171,20 @@ def profile_steps(names: list[str], runs: dict[str, torch.optim.Optimizer],
             for _ in range(steps):
                 step(runs[name])
         print(f"\n## profile: {name}, {steps} steps (self CPU time per operator and shapes)\n")
-        print(prof.key_averages(group_by_input_shape=True).table(
-            sort_by="self_cpu_time_total", row_limit=24, max_shapes_column_width=60))
+        averages = prof.key_averages(group_by_input_shape=True)
+        print(averages.table(sort_by="self_cpu_time_total", row_limit=24,
+                             max_shapes_column_width=60))
+        phases: dict[str, float] = {}
+        for event in averages:
+            phase = PHASES.get(event.key, "Python in step" if event.key.startswith(
+                "Optimizer.step") else "other (views, empty, ...)")
+            phases[phase] = phases.get(phase, 0.0) + event.self_cpu_time_total / 1e3 / steps
+        total = sum(phases.values())
+        print(f"\n{name}: the same, summed into phases (ms per step)\n")
+        print("| phase | ms | share |\n|---|---:|---:|")
+        for phase, ms in sorted(phases.items(), key=lambda item: -item[1]):
+            print(f"| {phase} | {ms:.2f} | {100 * ms / total:.0f} % |")
+        print(f"| in all | {total:.2f} | |")
 
 
 def report(device: str, measured: tuple[dict[str, float], dict[str, float]],
