@@ -47,7 +47,7 @@ from raystudy.platform.rundir import (
 from raystudy.platform.session import ray_session, resolve_address
 from raystudy.platform.spaces import build_param_space
 from raystudy.platform.study import Study
-from raystudy.platform.trainable import Compute, make_trainable
+from raystudy.platform.trainable import Compute, make_trainable, resumable
 
 SEARCHES = ("grid", "random", "optuna")
 LOG_FILE = "logs/driver.log"
@@ -563,7 +563,8 @@ def _tuner(plan: Plan, callbacks: list[Any]):
     ship_study_files()
     request, study, run = plan.request, plan.study, plan.run
     trainable = tune.with_resources(
-        make_trainable(study, plan.config, request.compute, storage.join(run, "train")),
+        resumable(make_trainable(study, plan.config, request.compute,
+                                 storage.join(run, "train"))),
         request.compute.resources(),
     )
     # Tune parses a URI's query itself (pyarrow's from_uri; ray.air's URI keeps it on

@@ -66,6 +66,64 @@ class Compute:
         return PlacementGroupFactory([self.trial_bundle(), *self.map_bundles()])
 
 
+def resumable(run_trial: Callable[[dict[str, Any]], None]) -> type:
+    """Tune's trainable class for the function ``run_trial``, whose restore outlives a
+    checkpoint that the run's saved state names but storage no longer holds.
+
+    Tune deletes a trial's checkpoints beyond ``num_to_keep`` as soon as a newer one is
+    registered, yet saves the experiment state (which names the checkpoint a resumed
+    trial starts from) only every second, asynchronously: a driver killed in between
+    leaves a state naming a deleted checkpoint, and Tune's own restore fails the trial
+    ("does not exist on storage anymore": 4 of 29 runs of the killed-driver test, 2026-12-05,
+    in ``tests/platform/test_cluster_faults.py``). The trial resumes instead from
+    :func:`surviving_checkpoint`, or afresh where none is left.
+    """
+    from ray import tune
+    from ray.tune.trainable import wrap_function
+
+    class Resumable(wrap_function(run_trial)):  # type: ignore[misc, valid-type]
+        def restore(self, checkpoint_path: Any) -> Any:
+            checkpoint = getattr(checkpoint_path, "checkpoint", checkpoint_path)
+            if not isinstance(checkpoint, tune.Checkpoint):
+                return super().restore(checkpoint_path)
+            found = surviving_checkpoint(checkpoint.filesystem, checkpoint.path)
+            if found == checkpoint.path:
+                return super().restore(checkpoint_path)
+            gone = checkpoint.path.rsplit("/", 1)[-1]
+            if found is None:
+                print(f"raystudy: {gone} of this trial is gone from storage and no later "
+                      "checkpoint is left; the trial starts afresh", flush=True)
+                return None
+            print(f"raystudy: {gone} of this trial is gone from storage (deleted before "
+                  f"the run's state was saved); resuming from {found.rsplit('/', 1)[-1]}",
+                  flush=True)
+            replacement = tune.Checkpoint(found, filesystem=checkpoint.filesystem)
+            if checkpoint is checkpoint_path:
+                return super().restore(replacement)
+            return super().restore(type(checkpoint_path)(checkpoint=replacement,
+                                                         metrics=checkpoint_path.metrics))
+
+    Resumable.__name__ = Resumable.__qualname__ = run_trial.__name__
+    return Resumable
+
+
+def surviving_checkpoint(filesystem: Any, path: str) -> str | None:
+    """``path`` where it exists; else the oldest ``checkpoint_*`` after it in its trial
+    folder (registered by Tune before the one that deleted ``path``, so complete; the
+    newest may be an upload a killed run left half-written); ``None`` if there is none.
+    ``filesystem`` is a ``pyarrow.fs.FileSystem``."""
+    from pyarrow import fs as pafs
+
+    if filesystem.get_file_info(path).type != pafs.FileType.NotFound:
+        return path
+    folder, _, name = path.rpartition("/")
+    later = sorted(info.path for info in filesystem.get_file_info(
+        pafs.FileSelector(folder, allow_not_found=True))
+        if info.type == pafs.FileType.Directory and info.base_name.startswith("checkpoint_")
+        and info.base_name > name)
+    return later[0] if later else None
+
+
 def run_loop(study: Study, config: Any, ctx: TrialContext) -> None:
     """Run the study's loop; a diverged trial ends normally after its last report."""
     try:

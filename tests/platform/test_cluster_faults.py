@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -66,6 +67,13 @@ def _ft_cmd(cluster: LocalCluster, tmp: Path, runs: str, *args: str) -> list[str
 
 def _env(cluster: LocalCluster) -> dict[str, str]:
     return dict(cluster.env, PYTHONPATH=f"{HERE}:{cluster.env['PYTHONPATH']}")
+
+
+def _trial_errors(store: S3Server, stdout: str) -> str:
+    """The error files a sweep's output names (``details in BUCKET/KEY/error.txt``), read
+    from the store, so that a failed assertion says why the trial failed."""
+    keys = re.findall(rf"details in {re.escape(store.bucket)}/(\S+/error\.txt)", stdout)
+    return "".join(f"\n--- {key}:\n{store.read(key).decode()[-3000:]}" for key in keys)
 
 
 def _starts(tmp: Path) -> dict[int, int]:
@@ -133,7 +141,8 @@ def test_killed_driver_resumes_from_the_store_without_redoing_trials(
               *cmd[cmd.index("--profile"):]]
     resumed = subprocess.run(resume, env=_env(cluster), text=True, capture_output=True,
                              timeout=300)
-    assert resumed.returncode == 0, resumed.stdout[-3000:] + resumed.stderr[-3000:]
+    assert resumed.returncode == 0, (resumed.stdout[-3000:] + resumed.stderr[-3000:]
+                                     + _trial_errors(store, resumed.stdout))
     assert {int(p.name.split("-")[1]) for p in tmp_path.glob("done-*")} == set(range(5))
     starts = _starts(tmp_path)
     assert all(starts[tag] == 1 for tag in done_before), starts  # finished: not redone
