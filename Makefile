@@ -4,7 +4,7 @@ PY := $(VENV)/bin/python
 PIP := $(VENV)/bin/pip
 export PYTHONUNBUFFERED := 1
 
-.PHONY: demo test lint install postgres browser clean
+.PHONY: demo test test-fast lint install postgres browser clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -31,10 +31,22 @@ demo: install
 test: lint postgres browser
 	$(PY) -m pytest -q tests
 
-# ruff, and mypy over the contract and every study written on it (pyproject.toml: [tool.mypy])
+# The edit-test loop: no Ray, no cluster -- the algorithms, the contract and its claims,
+# configuration, results and report, the layers (docs/architecture.md). A few minutes.
+FAST_TESTS := tests/algorithms tests/test_claims.py tests/test_contract_types.py \
+	tests/test_architecture.py tests/test_docs_pages.py tests/platform/test_config.py \
+	tests/platform/test_spaces.py tests/platform/test_show.py tests/platform/test_results.py \
+	tests/platform/test_report.py tests/platform/test_storage.py tests/platform/test_progress.py \
+	tests/platform/test_context.py tests/platform/test_preflight.py
+test-fast: install
+	RAYSTUDY_NO_RAY=1 $(PY) -m pytest -q -m "not ray and not cluster" $(FAST_TESTS)
+
+# ruff; mypy over the contract and every study written on it (pyproject.toml: [tool.mypy]);
+# import-linter over the layers (pyproject.toml: [tool.importlinter], docs/architecture.md)
 lint: install
 	$(VENV)/bin/ruff check raystudy tests bench examples
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports --no-cache
 
 clean:
 	rm -rf runs .pytest_cache

@@ -161,7 +161,7 @@ def bench_scaling(sizes: list[int], reps: int) -> list[dict]:
 def bench_ray(S: int, iterations: int) -> dict:
     import ray
 
-    from raystudy.platform.context import TuneContext
+    from raystudy.platform.execution.contexts import TuneContext
 
     data, basis, K, mu, Sigma = setup(S, seed=S)
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)

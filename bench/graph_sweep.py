@@ -40,7 +40,7 @@ QUICK_SPACE = """params:
 
 def grid(space: str) -> list[dict]:
     """Every point of a space's grid, as dotted overrides (plain values fixed)."""
-    from raystudy.platform.spaces import load_space
+    from raystudy.platform.configuration.spaces import load_space
 
     params = load_space("graph_transfer", space)
     keys, values = [], []
@@ -54,8 +54,8 @@ def serial(space: str) -> None:
     """The sweep's trials one after another in this process, no Ray."""
     import torch
 
-    from raystudy.platform.config import apply_overrides, load_config
-    from raystudy.platform.context import LocalContext
+    from raystudy.contract.context import LocalContext
+    from raystudy.platform.configuration.config import apply_overrides, load_config
     from raystudy.studies.graph_transfer.recipe import STUDY
 
     torch.set_num_threads(1)

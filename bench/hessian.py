@@ -198,8 +198,8 @@ def part_pyhessian(args) -> None:
 
 
 def part_overhead(args) -> None:
-    from raystudy.platform.config import apply_overrides, load_config
-    from raystudy.platform.context import LocalContext
+    from raystudy.contract.context import LocalContext
+    from raystudy.platform.configuration.config import apply_overrides, load_config
     from raystudy.studies.plasticity.recipe import STUDY, train_loop
 
     config = load_config(STUDY.config_cls, STUDY.name, "quick")

@@ -99,7 +99,8 @@ def bench_eval(args: argparse.Namespace) -> None:
         make_env,
         split_seeds,
     )
-    from raystudy.platform.context import TuneContext, map_local
+    from raystudy.contract.context import map_local
+    from raystudy.platform.execution.contexts import TuneContext
 
     env = make_env(args.env)
     obs_dim, act_dim = env.observation_space.shape[0], env.action_space.shape[0]

@@ -39,8 +39,8 @@ def lr_grid(n: int) -> list[float]:
 
 def plain_loop(n: int) -> None:
     """The same trials, one after another, with no Ray at all."""
-    from raystudy.platform.config import apply_overrides
-    from raystudy.platform.context import LocalContext
+    from raystudy.contract.context import LocalContext
+    from raystudy.platform.configuration.config import apply_overrides
     from raystudy.studies.optimizer_robustness.recipe import STUDY, OptimizerRobustnessConfig
 
     for lr in lr_grid(n):
@@ -94,8 +94,8 @@ class _Trial:
 
 def mirror_cpu_per_trial(n: int, tmp: str) -> float:
     """CPU seconds per trial of the mirror alone: start, two reports, completion."""
-    from raystudy.platform.optuna_mirror import OptunaMirror
-    from raystudy.platform.spaces import optuna_distributions
+    from raystudy.platform.configuration.spaces import optuna_distributions
+    from raystudy.platform.tracking.optuna_mirror import OptunaMirror
     from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
 
     grid = {"optimizer.lr": {"grid": lr_grid(n)}}

@@ -1,6 +1,6 @@
 """raystudy: Ray-based platform for distributed machine-learning studies.
 
-The public contract a study is written against::
+The public contract a study is written against (``raystudy.contract``, re-exported)::
 
     from raystudy import Analysis, Claim, LocalContext, Metric, Study, Table, TrialContext
     from raystudy import claims          # Claim rows from raystudy.algorithms.stats results
@@ -11,58 +11,29 @@ and the ``DataCommand``s it adds to ``raystudy data``); ``TrialContext`` is what
 sees; ``LocalContext`` runs a loop without Ray (tests, notebooks). ``PositiveInt``,
 ``Fraction``, ``Range`` ... declare a config field's bounds; ``parse_spec`` reads
 ``name/arg+name`` specs. ``UserError`` and its kinds (``ConfigError``, ``DataError``,
-``MissingDataError``) end a command with one line and exit code 2; ``check_writable``
-and ``bounded`` serve data commands. See docs/writing-a-study.md.
+``MissingDataError``) end a command with one line and exit code 2; the data helpers
+(``require_file``, ``open_npy``, ``storage``, ``check_writable``, ...) serve readers and
+data commands. See docs/writing-a-study.md and docs/architecture.md.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from raystudy.errors import ConfigError, DataError, MissingDataError, UserError
-from raystudy.platform.cliargs import bounded
-from raystudy.platform.config import (
-    Fraction,
-    NonNegativeFloat,
-    NonNegativeInt,
-    PositiveFloat,
-    PositiveInt,
-    Range,
-    SpecTerm,
-    parse_spec,
-)
-from raystudy.platform.preflight import check_writable
-from raystudy.platform.results import RunResults
-from raystudy.platform.study import (
-    Analysis,
-    Cadence,
-    Claim,
-    DataCommand,
-    Metric,
-    Study,
-    Table,
-    TrialContext,
-)
+from raystudy._version import __version__
+from raystudy.contract import *  # noqa: F403 -- the contract is the public surface
+from raystudy.contract import __all__ as _contract_names
 
 if TYPE_CHECKING:
     from raystudy import claims
-    from raystudy.platform.context import LocalContext
+    from raystudy.contract.context import LocalContext as LocalContext
 
-__version__ = "0.1.0"
-__all__ = [
-    "Analysis", "Cadence", "Claim", "DataCommand", "LocalContext", "Metric", "RunResults",
-    "Study", "Table", "TrialContext", "claims",
-    # errors a user can cause (one line, exit code 2) and helpers of data commands
-    "ConfigError", "DataError", "MissingDataError", "UserError", "bounded", "check_writable",
-    # typed config fields, checked by the config layer with the key named
-    "Fraction", "NonNegativeFloat", "NonNegativeInt", "PositiveFloat", "PositiveInt", "Range",
-    "SpecTerm", "parse_spec",
-]
+__all__ = ["__version__", "claims", *_contract_names]
 
 
 def __getattr__(name: str) -> Any:
     if name == "LocalContext":  # imports torch: only when asked for
-        from raystudy.platform.context import LocalContext
+        from raystudy.contract.context import LocalContext as LocalContext
 
         return LocalContext
     if name == "claims":  # imports NumPy and SciPy: only when asked for

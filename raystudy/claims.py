@@ -32,7 +32,7 @@ from raystudy.algorithms.stats import (
     holm,
     verdict,
 )
-from raystudy.platform.study import Claim
+from raystudy.contract.study import Claim
 
 __all__ = ["Test", "equivalence_claim", "holm_family", "missing_claim", "paired_claim",
            "slope_claim"]

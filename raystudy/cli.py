@@ -11,8 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from raystudy.contract.data import bounded as _number
 from raystudy.errors import Interrupted, UserError
-from raystudy.platform.cliargs import bounded as _number
 
 PLACEMENT_TIMEOUT_S = 120.0
 
@@ -21,9 +21,9 @@ class _Version(argparse.Action):
     """``--version``: raystudy's; with ``-v`` before it, ray's, torch's and Python's too."""
 
     def __call__(self, parser, namespace, values, option_string=None) -> None:
-        import raystudy
+        from raystudy._version import __version__
 
-        lines = [f"raystudy {raystudy.__version__}"]
+        lines = [f"raystudy {__version__}"]
         seen = getattr(parser, "argv_seen", None)
         argv = sys.argv[1:] if seen is None else seen
         if getattr(namespace, "verbose_version", False) or {"-v", "--verbose"} & set(argv):
@@ -47,8 +47,8 @@ class _StudyHelp(argparse.Action):
         study = getattr(namespace, "study", None)
         if study:
             try:
-                from raystudy.platform.registry import get_study
-                from raystudy.platform.show import describe_study, keys_text
+                from raystudy.platform.configuration.registry import get_study
+                from raystudy.platform.configuration.show import describe_study, keys_text
 
                 info = describe_study(get_study(study))
                 parser.epilog = (f"config keys of {info['name']} (--set KEY=VALUE; type = "
@@ -271,8 +271,7 @@ def _add_cluster_commands(sub: argparse._SubParsersAction) -> None:
 
 
 def _cluster(args: argparse.Namespace) -> int:
-    from raystudy.platform import localcluster
-
+    from raystudy.platform.cluster import localcluster
     spec = localcluster.ClusterSpec()
     if args.dir:
         spec.dir = Path(args.dir)
@@ -300,8 +299,7 @@ def _cluster(args: argparse.Namespace) -> int:
 
 
 def _jobs(args: argparse.Namespace) -> int:
-    from raystudy.platform import jobs
-
+    from raystudy.platform.cluster import jobs
     if args.command == "submit":
         jobs.submit(args.entrypoint, args.address, args.working_dir, args.pip, args.env,
                     args.job_id)
@@ -325,8 +323,8 @@ def _jobs(args: argparse.Namespace) -> int:
 def _exit_code(run_dir) -> int:
     """1 when any trial errored (a diverged trial is a result, not an error), naming the
     error files; else 0."""
-    from raystudy.platform import storage
-    from raystudy.platform.rundir import read_summary
+    from raystudy.contract import storage
+    from raystudy.platform.runs.rundir import read_summary
 
     summary = read_summary(run_dir)
     if summary is None:
@@ -346,9 +344,9 @@ def _exit_code(run_dir) -> int:
 
 
 def _request(args: argparse.Namespace, kind: str):
-    from raystudy.platform.config import parse_set_args
-    from raystudy.platform.runner import Request
-    from raystudy.platform.trainable import Compute
+    from raystudy.platform.configuration.config import parse_set_args
+    from raystudy.platform.execution.runner import Request
+    from raystudy.platform.execution.trainable import Compute
 
     compute = Compute(workers=args.workers, cpus_per_worker=args.cpus_per_worker,
                       gpus_per_worker=args.gpus_per_worker, map_tasks=args.map_tasks,
@@ -376,7 +374,7 @@ def _request(args: argparse.Namespace, kind: str):
 
 def _list_studies() -> int:
     """One line per study: name, origin, description; a broken plugin is one line too."""
-    from raystudy.platform.registry import describe, entries
+    from raystudy.platform.configuration.registry import describe, entries
 
     for entry in entries():
         try:
@@ -391,24 +389,24 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "list":
         return _list_studies()
     if args.command == "show":
-        from raystudy.platform.registry import get_study
-        from raystudy.platform.show import show
+        from raystudy.platform.configuration.registry import get_study
+        from raystudy.platform.configuration.show import show
 
         sys.stdout.write(show(get_study(args.study), as_json=args.json))
         return 0
     if args.command == "cp":
-        from raystudy.platform.copystudy import copy_study
+        from raystudy.platform.configuration.copystudy import copy_study
 
         recipe = copy_study(args.study, args.dest, args.name)
         print(f"raystudy: copied {args.study} to {recipe}; run it with "
               f"`raystudy run {recipe}`")
         return 0
     if args.command in ("run", "sweep"):
-        from raystudy.platform.session import find_local_cluster
+        from raystudy.platform.execution.session import find_local_cluster
 
         in_process = getattr(args, "in_process", False)
         if in_process:
-            from raystudy.platform.inprocess import refuse_ray_options
+            from raystudy.platform.execution.inprocess import refuse_ray_options
 
             refuse_ray_options({
                 "--workers": args.workers, "--address": args.address, "--mlflow": args.mlflow,
@@ -416,7 +414,7 @@ def dispatch(args: argparse.Namespace) -> int:
                 "--cluster-config": args.cluster_config,
                 "--placement-timeout": args.placement_timeout != PLACEMENT_TIMEOUT_S})
         address = None if in_process else find_local_cluster(args.address)
-        from raystudy.platform.runner import execute
+        from raystudy.platform.execution.runner import execute
 
         run_dir = execute(_request(args, args.command), resume=args.resume,
                           address=address, connect_timeout_s=args.connect_timeout,
@@ -424,25 +422,25 @@ def dispatch(args: argparse.Namespace) -> int:
                           cluster_config=args.cluster_config, verbose=args.verbose)
         return _exit_code(run_dir)
     if args.command == "report":
-        from raystudy.platform.report import write_report_at
+        from raystudy.platform.report.report import write_report_at
 
         written = write_report_at(args.run_dir, out_dir=args.out, docs_page=args.page)
         print(f"raystudy: report written to {written}"
               + (f"; results section written into {args.page}" if args.page else ""))
         return 0
     if args.command == "compare":
-        from raystudy.platform.compare import compare
+        from raystudy.platform.report.compare import compare
 
         page = compare(args.runs, args.out)
         print(f"raystudy: compared {len(args.runs)} runs: {page} (and compare.html)")
         return 0
     if args.command == "dashboard":
-        from raystudy.platform.dashboard import serve
+        from raystudy.platform.tracking.dashboard import serve
 
         serve(args.run_dir, args.port, args.host, url=args.optuna_storage)
         return 0
     if args.command == "data":
-        from raystudy.platform.registry import data_commands
+        from raystudy.platform.configuration.registry import data_commands
 
         _, command = data_commands()[args.data_command]
         print(f"raystudy: {command.run(args)}")
@@ -456,12 +454,12 @@ def dispatch(args: argparse.Namespace) -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Exit codes: 0 done, 1 a trial failed, 2 a user error (one line), 130 Ctrl-C."""
-    from raystudy.platform.preflight import describe_os_error, is_user_os_error
+    from raystudy.contract.data import describe_os_error, is_user_os_error
 
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = None
     if argv[:1] == ["data"]:
-        from raystudy.platform.registry import data_commands
+        from raystudy.platform.configuration.registry import data_commands
 
         commands = data_commands()
     args = build_parser(commands).parse_args(argv)

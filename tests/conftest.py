@@ -28,6 +28,8 @@ os.environ["RAYSTUDY_CLUSTER_DIR"] = tempfile.mkdtemp(prefix="rs-no-cluster-")
 @pytest.fixture(scope="session")
 def ray_session():
     """One local Ray for every test that needs it (2 CPUs, no dashboard, small object store)."""
+    if os.environ.get("RAYSTUDY_NO_RAY"):  # `make test-fast` promises a loop without Ray
+        pytest.fail("this test starts Ray: it belongs in `make test`, not `make test-fast`")
     import ray
 
     if not ray.is_initialized():

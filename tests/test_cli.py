@@ -101,8 +101,7 @@ def test_the_guides_data_command_runs_through_the_cli(tmp_path, capsys, monkeypa
 
     import numpy as np
 
-    from raystudy.platform import registry
-
+    from raystudy.platform.configuration import registry
     guide = (Path(__file__).parents[1] / "docs" / "writing-a-study.md").read_text()
     snippet = guide.split("## A data command")[1].split("```python\n")[1].split("```")[0]
     module = tmp_path / "guide_data.py"

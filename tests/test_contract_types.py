@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 BROKEN = '''
 from raystudy import TrialContext
-from raystudy.platform.context import LocalContext
+from raystudy.contract.context import LocalContext
 
 
 def loop(ctx: TrialContext) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from raystudy.platform.report import BEGIN, END
+from raystudy.platform.report.report import BEGIN, END
 
 REPO = Path(__file__).resolve().parents[1]
 BUILTIN = sorted(ep.name for ep in entry_points(group="raystudy.studies")
@@ -63,7 +63,7 @@ def _verbs_and_flags() -> list[tuple[str, str]]:
     import argparse
 
     from raystudy.cli import build_parser
-    from raystudy.platform.registry import data_commands
+    from raystudy.platform.configuration.registry import data_commands
 
     found = []
 

@@ -30,7 +30,7 @@ import pytest
 import yaml
 
 if TYPE_CHECKING:
-    from raystudy.platform.preflight import Capacity
+    from raystudy.platform.execution.preflight import Capacity
 
 CLUSTERS = Path(__file__).resolve().parents[2] / "clusters"
 KUBERAY_YAMLS = sorted((CLUSTERS / "kuberay").glob("*.yaml"))
@@ -464,7 +464,7 @@ def test_kuberay_drift_is_caught(mutate: Any, message: str) -> None:
 def capacity_of(config: dict[str, Any], where: str) -> Capacity:
     """raystudy's view of a cluster whose only live node is the head: what its
     preflight needs to know to place a trial (the node types the autoscaler may add)."""
-    from raystudy.platform.preflight import Capacity
+    from raystudy.platform.execution.preflight import Capacity
 
     types = config["available_node_types"]
     workers = {name: ({k: float(v) for k, v in t["resources"].items()}, t["max_workers"])
@@ -487,7 +487,7 @@ def sweep_bundles(entrypoint: str) -> list[dict[str, float]]:
 def test_rayjob_sweep_fits_each_kuberay_cluster(name: str) -> None:
     """The GPU sweep of rayjob.yaml can be placed on either cluster: each bundle fits a
     node type the autoscaler can add, and all of them fit at once."""
-    from raystudy.platform.preflight import check_placeable
+    from raystudy.platform.execution.preflight import check_placeable
 
     bundles = sweep_bundles(load_manifest("rayjob.yaml")["spec"]["entrypoint"])
     assert sum(b.get("GPU", 0) for b in bundles) == 4  # --workers 4 --gpus-per-worker 1
@@ -496,7 +496,7 @@ def test_rayjob_sweep_fits_each_kuberay_cluster(name: str) -> None:
 
 def test_rayjob_sweep_without_a_gpu_group_is_refused() -> None:
     from raystudy.errors import UserError
-    from raystudy.platform.preflight import check_placeable
+    from raystudy.platform.execution.preflight import check_placeable
 
     manifest = load_manifest("rayjob.yaml")
     _drop_gpus(manifest["spec"]["rayClusterSpec"])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from raystudy.cli import main
-from raystudy.platform import registry
+from raystudy.platform.configuration import registry
 
 registry.add_entry(registry.StudyEntry("fault_test", "ft_study", "test-only"))
 

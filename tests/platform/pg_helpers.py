@@ -140,7 +140,7 @@ def open_and_write(url: str, name: str, barrier: Any, results: Any) -> None:
     its study)`` on ``results``, or ``(name, the error)``."""
     import optuna
 
-    from raystudy.platform.optuna_mirror import open_storage
+    from raystudy.platform.tracking.optuna_mirror import open_storage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     barrier.wait(timeout=120)

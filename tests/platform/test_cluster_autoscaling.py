@@ -120,7 +120,7 @@ def test_unknown_node_types_wait_a_bounded_time(autoscaling: LocalCluster,
     """An autoscaler whose node types nobody published (as under KubeRay): the run is
     accepted with a note; the trial gets its node, its Train worker of 4 CPUs none, and
     the run ends after --placement-timeout with one line."""
-    from raystudy.platform.localcluster import load_node_types, publish_cluster_config
+    from raystudy.platform.cluster.localcluster import load_node_types, publish_cluster_config
 
     forget = subprocess.run([str(BIN / "python"), "-c", _FORGET_NODE_TYPES,
                              autoscaling.gcs_address], env=autoscaling.env, capture_output=True,

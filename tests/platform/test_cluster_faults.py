@@ -23,8 +23,8 @@ from cluster_helpers import BIN, LocalCluster, alive_nodes, local_cluster, rayst
 from ft_helpers import HERE, _node_steps
 from s3_helpers import CREDENTIALS, S3Server, s3_server
 
-from raystudy.platform import storage
-from raystudy.platform.results import load_results
+from raystudy.contract import storage
+from raystudy.platform.runs.results import load_results
 
 pytestmark = pytest.mark.cluster
 
@@ -167,7 +167,7 @@ def test_lost_node_under_a_train_trial_resumes_from_its_checkpoint(
         cluster: LocalCluster, store: S3Server, tmp_path: Path) -> None:
     import psutil
 
-    from raystudy.platform.localcluster import _kill, _tree
+    from raystudy.platform.cluster.localcluster import _kill, _tree
 
     runs = store.uri(prefix="nodeloss")
     cmd = _ft_cmd(cluster, tmp_path, runs, "run", "fault_test", "--workers", "2",

@@ -9,9 +9,9 @@ import pytest
 
 from raystudy import Fraction, PositiveFloat, PositiveInt, Range
 from raystudy.errors import ConfigError
-from raystudy.platform import config as cfg
-from raystudy.platform.registry import entries, get_study
-from raystudy.platform.spaces import build_param_space, load_space
+from raystudy.platform.configuration import config as cfg
+from raystudy.platform.configuration.registry import entries, get_study
+from raystudy.platform.configuration.spaces import build_param_space, load_space
 
 
 @dataclass

@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from raystudy.platform.context import STEP_KEY, LocalContext, TrialDiverged, mark_divergence
-from raystudy.platform.study import Metric
+from raystudy.contract.context import STEP_KEY, LocalContext, TrialDiverged, mark_divergence
+from raystudy.contract.study import Metric
 
 METRICS = (Metric("eval/loss", "min"), Metric("eval/accuracy", "max"))
 
@@ -34,7 +34,7 @@ def test_local_context_report_and_divergence_stop():
 
 # ---------------------------------------------------------------- cadence, map_chunks, sums
 def test_cadence_ticks_and_one_meaning_for_zero():
-    from raystudy.platform.context import StepCadence
+    from raystudy.contract.context import StepCadence
 
     c = StepCadence(total=10, eval_every=3, checkpoint_every=2)
     assert list(c) == list(range(1, 11))
@@ -78,7 +78,7 @@ def test_cadence_resumes_after_the_checkpointed_step_without_redoing_work():
 
 
 def test_map_chunks_is_one_call_per_slot_in_order():
-    from raystudy.platform.context import chunks
+    from raystudy.contract.context import chunks
 
     assert chunks(list(range(7)), 3) == [[0, 1, 2], [3, 4], [5, 6]]
     assert chunks([1], 4) == [[1]]

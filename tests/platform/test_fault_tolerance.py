@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from ft_helpers import _cli, _env, _run, _space, _steps, _terminated
 
-from raystudy.platform.results import load_results
+from raystudy.platform.runs.results import load_results
 
 pytestmark = pytest.mark.ray
 

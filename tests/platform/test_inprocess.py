@@ -149,7 +149,7 @@ def test_options_that_need_ray_are_refused_in_one_line(study_file, tmp_path, cap
 def test_the_dashboard_database_is_made_on_first_look(study_file, tmp_path):
     import optuna
 
-    from raystudy.platform.dashboard import run_storage_url
+    from raystudy.platform.tracking.dashboard import run_storage_url
 
     assert run(study_file, tmp_path) == 0
     run_dir = tmp_path / "runs" / "r"

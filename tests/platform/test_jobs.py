@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from raystudy.errors import UserError
-from raystudy.platform import jobs
+from raystudy.platform.cluster import jobs
 
 SECRET = "wJalrXUtnFEMI-not-a-real-secret"
 

@@ -11,7 +11,7 @@ from cluster_helpers import REPO
 
 from raystudy.cli import main
 from raystudy.errors import UserError
-from raystudy.platform import localcluster
+from raystudy.platform.cluster import localcluster
 
 
 def test_launcher_yaml_becomes_a_fake_autoscaler_config_ray_accepts():

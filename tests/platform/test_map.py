@@ -9,9 +9,9 @@ from dataclasses import dataclass
 import pytest
 import ray.cloudpickle
 
-from raystudy.platform.context import LocalContext, MapTaskError
-from raystudy.platform.study import Metric, Study
-from raystudy.platform.trainable import Compute, make_trainable
+from raystudy.contract.context import LocalContext, MapTaskError
+from raystudy.contract.study import Metric, Study
+from raystudy.platform.execution.trainable import Compute, make_trainable
 
 ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])  # Ray workers can't import us
 

@@ -17,9 +17,9 @@ from cluster_helpers import get_json
 
 from raystudy.cli import main
 from raystudy.errors import UserError
-from raystudy.platform import registry
-from raystudy.platform.optuna_mirror import storage_url
-from raystudy.platform.spaces import optuna_distributions
+from raystudy.platform.configuration import registry
+from raystudy.platform.configuration.spaces import optuna_distributions
+from raystudy.platform.tracking.optuna_mirror import storage_url
 from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
 
 
@@ -124,7 +124,7 @@ def test_sweep_states_values_and_dashboard(ray_session, fault_study, tmp_path):
 def test_dashboard_finds_a_database_named_with_optuna_storage(tmp_path):
     """A run made with --optuna-storage sqlite:///elsewhere has no optuna.db of its own:
     the dashboard opens the named database instead of refusing the run."""
-    from raystudy.platform.dashboard import run_storage_url
+    from raystudy.platform.tracking.dashboard import run_storage_url
 
     elsewhere = f"sqlite:///{tmp_path / 'shared.db'}"
     run = tmp_path / "run"

@@ -34,7 +34,9 @@ from cluster_helpers import (
 from ft_helpers import HERE, _node_steps
 
 from raystudy.cli import main
-from raystudy.platform import optuna_store, registry, runner
+from raystudy.platform.configuration import registry
+from raystudy.platform.execution import runner
+from raystudy.platform.tracking import optuna_store
 
 STATE = {"finished": optuna.trial.TrialState.COMPLETE,  # summary.json status -> Optuna
          "diverged": optuna.trial.TrialState.COMPLETE,  # value inf, user attr diverged=1

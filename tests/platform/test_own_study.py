@@ -22,8 +22,8 @@ from cluster_helpers import BIN, REPO, base_env, local_cluster, raystudy
 
 from raystudy.cli import main
 from raystudy.errors import UserError
-from raystudy.platform import registry
-from raystudy.platform.results import load_results
+from raystudy.platform.configuration import registry
+from raystudy.platform.runs.results import load_results
 
 EXAMPLE = REPO / "examples" / "quadratic_study"
 

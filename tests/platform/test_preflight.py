@@ -10,9 +10,10 @@ import subprocess
 import numpy as np
 import pytest
 
+from raystudy.contract import data as datacheck
 from raystudy.errors import DataError, MissingDataError, UserError
-from raystudy.platform import datacheck, preflight
-from raystudy.platform.rundir import find_resumable, remove_failed_start, write_json_atomic
+from raystudy.platform.execution import preflight
+from raystudy.platform.runs.rundir import find_resumable, remove_failed_start, write_json_atomic
 
 
 @pytest.mark.parametrize("name", ["../up", "a/b", "/abs", ".hidden", "x..y", ""])
@@ -23,17 +24,17 @@ def test_run_names_stay_inside_storage(name):
 
 
 def test_writable_probe_read_only_mount_full_disk_and_file_in_path(tmp_path, mount_tmpfs):
-    preflight.check_writable(tmp_path / "new" / "deeper", "--storage", need_bytes=1)
+    datacheck.check_writable(tmp_path / "new" / "deeper", "--storage", need_bytes=1)
     assert not (tmp_path / "new").exists(), "the probe creates nothing"
     (tmp_path / "file").write_text("x")
     with pytest.raises(UserError, match="is a file, not a folder"):
-        preflight.check_writable(tmp_path / "file" / "runs", "--storage")
+        datacheck.check_writable(tmp_path / "file" / "runs", "--storage")
     read_only = mount_tmpfs("1m", read_only=True)
     with pytest.raises(UserError, match=r"--storage .*: read-only file system"):
-        preflight.check_writable(read_only / "runs", "--storage")
+        datacheck.check_writable(read_only / "runs", "--storage")
     small = mount_tmpfs("1m")
     with pytest.raises(UserError, match=r"only 1 MB free, need at least 100 MB"):
-        preflight.check_writable(small, "--storage")
+        datacheck.check_writable(small, "--storage")
     assert list(small.iterdir()) == []  # the probe file is gone
 
 
@@ -44,16 +45,16 @@ def test_immutable_folder_is_a_permission_error(tmp_path):
         pytest.skip("chattr +i is not available here")
     try:
         with pytest.raises(UserError, match="operation not permitted"):
-            preflight.check_writable(folder / "runs", "--storage", need_bytes=1)
+            datacheck.check_writable(folder / "runs", "--storage", need_bytes=1)
     finally:
         subprocess.run(["chattr", "-i", str(folder)], capture_output=True)
 
 
 def test_os_errors_become_one_line():
     exc = OSError(errno.ENOSPC, "No space left on device", "/data/x.h5")
-    assert preflight.is_user_os_error(exc)
-    assert preflight.describe_os_error(exc) == "cannot write /data/x.h5: no space left on device"
-    assert not preflight.is_user_os_error(OSError(errno.ECONNRESET, "reset"))
+    assert datacheck.is_user_os_error(exc)
+    assert datacheck.describe_os_error(exc) == "cannot write /data/x.h5: no space left on device"
+    assert not datacheck.is_user_os_error(OSError(errno.ECONNRESET, "reset"))
 
 
 def test_placement_against_nodes_and_autoscaler_node_types():
@@ -130,8 +131,8 @@ def test_datacheck_names_the_file_and_the_problem(tmp_path):
 
 
 def test_data_missing_here_is_a_note_when_attached_to_a_cluster(capsys):
-    from raystudy.platform.runner import _check_data
-    from raystudy.platform.study import Study
+    from raystudy.contract.study import Study
+    from raystudy.platform.execution.runner import _check_data
 
     def missing(config):
         raise MissingDataError("data.path /cluster/data: no such folder")
@@ -158,7 +159,7 @@ def test_launcher_yaml_node_types_and_the_sweeps_the_cloud_examples_suggest():
     from the worker types alone, and the sweeps their comments suggest pass."""
     from cluster_helpers import REPO
 
-    from raystudy.platform.trainable import Compute
+    from raystudy.platform.execution.trainable import Compute
 
     for name in ("aws.yaml", "gcp.yaml"):
         path = REPO / "clusters" / name
@@ -189,7 +190,7 @@ def test_unknown_node_types_accept_with_notes_and_bad_cluster_configs_are_one_li
 
 
 def test_placement_watch_waits_for_launches_and_stops_when_nothing_comes(capsys):
-    from raystudy.platform.placement import PlacementTimeout, PlacementWatch
+    from raystudy.platform.execution.placement import PlacementTimeout, PlacementWatch
 
     launches: dict[str, int] = {"cpu_worker": 2}
     nodes = [{"CPU": 0.0}]

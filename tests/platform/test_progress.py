@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
-from raystudy.platform import progress, progress_view
-from raystudy.platform.progress import ProgressView, closing_line, driver_log
+from raystudy.platform.execution import progress, progress_view
+from raystudy.platform.execution.progress import closing_line, driver_log
+from raystudy.platform.execution.progress_view import ProgressView
 
 
 @dataclass
@@ -127,7 +128,7 @@ def test_a_terminal_gets_one_live_line_that_plain_lines_pass_above(tmp_path, mon
     shown = terminal.getvalue()
     assert "4/8 done" in shown and "raystudy: trial d failed\n" in shown
     assert "\r" in shown  # redrawn in place, not a new line per update
-    assert progress._ACTIVE["screen"] is None
+    assert progress.ACTIVE["screen"] is None
 
 
 def test_what_ray_said_before_a_failure_is_not_lost(monkeypatch):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from raystudy import Analysis, Claim, Metric, Study, Table
-from raystudy.platform import render, report
+from raystudy.platform.report import render, report
 
 
 @dataclass
@@ -90,8 +90,7 @@ def test_claim_section_comes_first_in_markdown_and_html(written):
 
 
 def test_a_claim_sentence_is_written_once_for_its_cases():
-    from raystudy.platform import render
-
+    from raystudy.platform.report import render
     a = dataclasses.replace(CLAIM, statement="L2-ER keeps up with reset (digits, l2)")
     b = dataclasses.replace(CLAIM, statement="L2-ER keeps up with reset (mnist, l2)",
                             verdict="contradicted", note="")

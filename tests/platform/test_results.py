@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from raystudy.platform.results import load_results
+from raystudy.platform.runs.results import load_results
 
 
 def test_a_step_redone_after_a_restore_is_read_once_the_later_report_kept(tmp_path):
@@ -29,7 +29,7 @@ def test_a_step_redone_after_a_restore_is_read_once_the_later_report_kept(tmp_pa
 def test_last_checkpoint_is_the_newest_state_or_none(tmp_path):
     import torch
 
-    from raystudy.platform.results import TrialRecord
+    from raystudy.contract.results import TrialRecord
 
     trial = TrialRecord("t0", {}, "finished", logdir=tmp_path)
     assert trial.last_checkpoint() is None

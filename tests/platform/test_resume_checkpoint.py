@@ -11,7 +11,7 @@ from ray import tune
 from ray.train._internal.session import _TrainingResult
 from ray.tune.trainable.trainable import Trainable
 
-from raystudy.platform.trainable import resumable, surviving_checkpoint
+from raystudy.platform.execution.trainable import resumable, surviving_checkpoint
 
 
 def trial_folder(tmp_path: Path, *names: str) -> Path:

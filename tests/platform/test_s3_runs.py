@@ -10,7 +10,7 @@ import pytest
 from cluster_helpers import base_env, free_port, raystudy
 
 from raystudy.cli import main
-from raystudy.platform import storage
+from raystudy.contract import storage
 
 pytestmark = pytest.mark.ray
 

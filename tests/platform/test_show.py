@@ -10,7 +10,7 @@ import pytest
 
 from raystudy import Fraction, PositiveInt, Range
 from raystudy.cli import main
-from raystudy.platform.show import field_docs, space_trials, type_text
+from raystudy.platform.configuration.show import field_docs, space_trials, type_text
 
 
 @dataclass
@@ -109,7 +109,7 @@ def test_version_and_verbose_version(capsys, monkeypatch):
 
 
 def test_space_size_is_integers_and_a_malformed_space_is_one_line(tmp_path, capsys):
-    from raystudy.platform.show import space_size
+    from raystudy.platform.configuration.show import space_size
 
     assert space_size({"a": {"grid": [1, 2]}, "b": {"loggrid": [1, 10, 5]},
                        "c": {"uniform": [0, 1]}, "d": 3}) == (10, 1)
@@ -150,8 +150,8 @@ def test_a_config_without_defaults_is_one_line(tmp_path, capsys):
 
 
 def test_every_registered_study_documents_every_key():
-    from raystudy.platform.registry import entries, load_entry
-    from raystudy.platform.show import describe_study
+    from raystudy.platform.configuration.registry import entries, load_entry
+    from raystudy.platform.configuration.show import describe_study
 
     undocumented = {entry.name: [row["key"] for row in describe_study(load_entry(entry))["keys"]
                                  if not row["doc"]]

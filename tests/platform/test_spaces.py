@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from raystudy.errors import ConfigError
-from raystudy.platform.spaces import build_param_space, log_grid
+from raystudy.platform.configuration.spaces import build_param_space, log_grid
 from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
 
 
@@ -63,7 +63,7 @@ def test_an_invalid_combination_is_named_with_the_rule():
 
 
 def test_sampled_keys_are_checked_at_every_choice_and_every_small_randint_value():
-    from raystudy.platform.spaces import check_combinations, parse_params
+    from raystudy.platform.configuration.spaces import check_combinations, parse_params
 
     config = OptimizerRobustnessConfig()
     params = {"model.n_heads": {"choice": [2, 4]}, "model.d_model": {"randint": [60, 65]},
@@ -84,7 +84,7 @@ def test_sampled_keys_are_checked_at_every_choice_and_every_small_randint_value(
 
 
 def test_ten_thousand_combinations_are_all_checked():
-    from raystudy.platform.spaces import check_combinations, parse_params
+    from raystudy.platform.configuration.spaces import check_combinations, parse_params
 
     config = OptimizerRobustnessConfig()
     params = {"optimizer.lr": {"loggrid": [1e-5, 1.0, 100]},

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from raystudy.contract import storage
 from raystudy.errors import UserError
-from raystudy.platform import storage
-from raystudy.platform.rundir import (
+from raystudy.platform.runs.rundir import (
     find_resumable,
     has_tune_state,
     remove_failed_start,

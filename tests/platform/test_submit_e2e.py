@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from cluster_helpers import REPO, base_env, free_port, local_cluster, raystudy
 
-from raystudy.platform.results import load_results
+from raystudy.platform.runs.results import load_results
 
 pytestmark = pytest.mark.ray
 

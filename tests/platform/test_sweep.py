@@ -139,8 +139,8 @@ def test_storage_uri_run_is_reported_through_a_local_copy(ray_session, tmp_path,
 def test_max_concurrent_is_the_generators_own_limit(search):
     """Tune ignores ``max_concurrent_trials`` when ``search_alg`` is a generator (as for
     grid and random), so --max-concurrent must reach the generator itself."""
-    from raystudy.platform.registry import get_study
-    from raystudy.platform.runner import Request, _search_alg
+    from raystudy.platform.configuration.registry import get_study
+    from raystudy.platform.execution.runner import Request, _search_alg
 
     request = Request(kind="sweep", study="optimizer_robustness", search=search,
                       max_concurrent=3)

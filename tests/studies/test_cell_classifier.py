@@ -9,7 +9,7 @@ import pytest
 
 from raystudy.cli import main
 from raystudy.errors import ConfigError, DataError
-from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.cell_classifier.recipe import CellClassifierConfig, data_files, parse_loader
 
 TINY = ["data.cells=1600", "data.genes=24", "data.plates=2", "data.cell_lines=4",
@@ -93,7 +93,7 @@ def test_quick_sweep_reports_each_loader(ray_session, tmp_path):
     (7, 3.0, "supported"), (7, 0.5, "contradicted"), (2, 3.0, "inconclusive at this scale")])
 def test_the_throughput_claim_is_paired_over_seeds_with_holm(tmp_path, seeds, speedup,
                                                              verdict):
-    from raystudy.platform.results import RunResults, TrialRecord
+    from raystudy.contract.results import RunResults, TrialRecord
     from raystudy.studies.cell_classifier.recipe import analyze
 
     trials = []

@@ -14,9 +14,9 @@ import pytest
 from raystudy import LocalContext
 from raystudy.algorithms.two_sample import read_table
 from raystudy.cli import main
+from raystudy.contract.results import RunResults, TrialRecord
 from raystudy.errors import ConfigError, DataError, MissingDataError
-from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.results import RunResults, TrialRecord
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.compositional_two_sample.analysis import QQ_LEVELS, analyze
 from raystudy.studies.compositional_two_sample.recipe import (
     STUDY,

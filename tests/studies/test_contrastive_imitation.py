@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from raystudy.cli import main
+from raystudy.contract.context import LocalContext
 from raystudy.errors import ConfigError, DataError
-from raystudy.platform.config import load_config
-from raystudy.platform.context import LocalContext
+from raystudy.platform.configuration.config import load_config
 from raystudy.studies.contrastive_imitation import recipe as ci
 
 STUDY = "contrastive_imitation"
@@ -219,7 +219,7 @@ def test_two_train_workers_read_their_shards_and_average_gradients(ray_session, 
 
 def _imitation_results(seeds: int, lead: float):
     """Finished trials on one mix: DualCOIL ``lead`` above DWBC and 30 above the others."""
-    from raystudy.platform.results import RunResults, TrialRecord
+    from raystudy.contract.results import RunResults, TrialRecord
 
     offsets = {"dualcoil": lead, "dwbc": 0.0, "bc_all": -30.0, "bc_oracle": 90.0}
     trials = []
@@ -265,7 +265,7 @@ def test_safedice_alpha_is_the_unlabeled_sets_undesirable_share_unless_set(tmp_p
 
 
 def _sourced_results(source: str, task: str):
-    from raystudy.platform.results import RunResults, TrialRecord
+    from raystudy.contract.results import RunResults, TrialRecord
 
     history = [{"train/step": 20, "eval/score": 10.0, "train/alpha": 0.97}]
     return RunResults(None, {}, [

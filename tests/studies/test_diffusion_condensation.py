@@ -12,7 +12,7 @@ import pytest
 from raystudy import LocalContext
 from raystudy.cli import main
 from raystudy.errors import ConfigError
-from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.diffusion_condensation.data import bayes_log_probs, mixture
 from raystudy.studies.diffusion_condensation.recipe import (
     STUDY,

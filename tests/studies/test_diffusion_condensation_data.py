@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from raystudy import DataError, LocalContext, MissingDataError
-from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.diffusion_condensation.data import (
     digits_pool,
     load_pool,

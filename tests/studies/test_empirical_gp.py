@@ -9,9 +9,9 @@ import pytest
 import torch
 
 from raystudy.cli import main
+from raystudy.contract.context import LocalContext
 from raystudy.errors import ConfigError, DataError
-from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.context import LocalContext
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.empirical_gp.recipe import STUDY, EmpiricalGPConfig, check_data, train_loop
 
 TINY = {"task.test_tasks": 6, "corpus.datasets": 60, "model.reference_points": 12,
@@ -209,7 +209,7 @@ def _gp_trials(seeds: int, egp_gain: float):
     """Trials of two corpus sizes: on the headline one (S=400) EGP's NLL at h=20 is the best
     kernel's minus ``egp_gain`` (+ a seed wobble) and the strongest baseline's (corpus_gp)
     minus ``egp_gain - 0.05``; the small corpus (S=25) is much worse."""
-    from raystudy.platform.results import TrialRecord
+    from raystudy.contract.results import TrialRecord
 
     trials = []
     for S in (25, 400):
@@ -236,7 +236,7 @@ def _gp_trials(seeds: int, egp_gain: float):
     (6, 0.1, "supported"), (6, -0.1, "contradicted"), (2, 0.1, "inconclusive at this scale")])
 def test_analyze_claims_egp_against_the_best_kernel_paired_over_seeds(tmp_path, seeds, gain,
                                                                        verdict):
-    from raystudy.platform.results import RunResults
+    from raystudy.contract.results import RunResults
     from raystudy.studies.empirical_gp.analysis import analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _gp_trials(seeds, gain)), tmp_path)

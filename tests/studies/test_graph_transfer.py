@@ -10,9 +10,9 @@ import yaml
 
 from raystudy.algorithms.graph_transfer.datasets import PAPER_DATASETS
 from raystudy.cli import main
+from raystudy.contract.context import LocalContext
 from raystudy.errors import ConfigError
-from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.context import LocalContext
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.graph_transfer import recipe
 from raystudy.studies.graph_transfer.recipe import (
     STUDY,
@@ -122,7 +122,7 @@ def test_quick_sweep_through_the_cli(ray_session, tmp_path):
 def _paired_trials(graphs, baseline: str, transfer: str, metric: str, seeds: int = 2):
     """Finished ``baseline`` and ``transfer`` trials: per graph (dataset, base, gain,
     extra report keys), transfer = baseline + gain + a small deterministic noise."""
-    from raystudy.platform.results import TrialRecord
+    from raystudy.contract.results import TrialRecord
 
     trials = []
     for i, (dataset, base, gain, extra) in enumerate(graphs):
@@ -149,7 +149,7 @@ def _trials(slope: float, seeds: int = 2):
 @pytest.mark.parametrize("slope, verdict", [(0.2, "supported"), (-0.2, "contradicted"),
                                             (0.0, "inconclusive at this scale")])
 def test_analyze_claims_the_homophily_slope_over_five_graphs(tmp_path, slope, verdict):
-    from raystudy.platform.results import RunResults
+    from raystudy.contract.results import RunResults
     from raystudy.studies.graph_transfer.recipe import analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _trials(slope)), tmp_path)
@@ -172,7 +172,7 @@ def _snr_trials(slope: float):
 @pytest.mark.parametrize("slope, verdict", [(-0.05, "supported"), (0.05, "contradicted"),
                                             (0.0, "inconclusive at this scale")])
 def test_analyze_claims_the_lp_to_nc_gain_falls_with_feature_snr(tmp_path, slope, verdict):
-    from raystudy.platform.results import RunResults
+    from raystudy.contract.results import RunResults
     from raystudy.studies.graph_transfer.recipe import SNR_CLAIM, analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _snr_trials(slope)), tmp_path)

@@ -3,6 +3,7 @@ through the CLI and its report (no timing assertions: the machine is shared)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from raystudy.cli import main
-from raystudy.platform.show import field_docs
+from raystudy.platform.configuration.show import field_docs
 from raystudy.studies.large_kernel_conv import recipe
 from raystudy.studies.large_kernel_conv.analysis import Block, cells, lka_claims
 from raystudy.studies.large_kernel_conv.recipe import LargeKernelConfig, TimingConfig, shape_of
@@ -30,7 +31,7 @@ def test_shape_and_validation():
     with pytest.raises(ValueError, match="BxCxS"):
         LargeKernelConfig(shape="2x16").validate()
     c = LargeKernelConfig()
-    c.timing.kernels = (3, 7)
+    c = dataclasses.replace(c, timing=dataclasses.replace(c.timing, kernels=(3, 7)))
     with pytest.raises(ValueError, match="needs 5"):
         c.validate()
 
@@ -139,7 +140,8 @@ def test_proxy_trial_reports_accuracy_and_resumes_where_it_stopped():
 
     def run(epochs, checkpoint=None):
         cfg = LargeKernelConfig(kind="proxy")
-        cfg.proxy.epochs, cfg.proxy.train_size, cfg.proxy.channels = epochs, 128, 4
+        cfg = dataclasses.replace(cfg, proxy=dataclasses.replace(
+            cfg.proxy, epochs=epochs, train_size=128, channels=4))
         ctx = LocalContext(recipe.STUDY.metrics, checkpoint=checkpoint)
         recipe.train_loop(cfg, ctx)
         return ctx

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from raystudy.platform.config import apply_overrides
-from raystudy.platform.context import LocalContext, TrialDiverged
+from raystudy.contract.context import LocalContext, TrialDiverged
+from raystudy.platform.configuration.config import apply_overrides
 from raystudy.studies.optimizer_robustness.recipe import (
     STUDY,
     OptimizerRobustnessConfig,
@@ -57,7 +57,7 @@ def test_nan_loss_is_reported_as_diverged_and_stops():
 
 def test_config_validation_messages():
     from raystudy.errors import ConfigError
-    from raystudy.platform.config import validate
+    from raystudy.platform.configuration.config import validate
 
     with pytest.raises(ConfigError, match=r"optimizer.lr=-0.1 must be > 0"):
         validate(tiny_config(**{"optimizer.lr": -0.1}))
@@ -72,8 +72,8 @@ def test_token_files_on_an_s3_compatible_store_are_read_with_ray_data(ray_sessio
     Ray, and Ray Data reads them through a filesystem that carries the endpoint."""
     import numpy as np
 
+    from raystudy.contract import storage
     from raystudy.errors import MissingDataError
-    from raystudy.platform import storage
     from raystudy.studies.optimizer_robustness.recipe import check_data, token_datasets
 
     rows = {"train": np.arange(6 * 17, dtype=np.uint16).reshape(6, 17),

@@ -47,7 +47,7 @@ def test_robustness_table_against_hand_computation(tmp_path):
 def _results(widths_by_method: dict[str, list[int]], seeds: int):
     """Trials on a 5-point lr grid: a method is at the best loss (1.0) on its first
     ``k`` points on seed s (k from ``widths_by_method[method][s]``), far above elsewhere."""
-    from raystudy.platform.results import RunResults, TrialRecord
+    from raystudy.contract.results import RunResults, TrialRecord
 
     lrs = [1e-4, 1e-3, 1e-2, 1e-1, 1.0]
     trials = []

@@ -31,7 +31,7 @@ from paper_files import (
 )
 
 from raystudy.cli import main
-from raystudy.platform.results import load_results
+from raystudy.platform.runs.results import load_results
 
 pytestmark = pytest.mark.ray
 

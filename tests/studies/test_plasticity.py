@@ -12,9 +12,9 @@ import torch
 
 from raystudy.algorithms.plasticity import L2, EffectiveRankAscent, FullReset, L2Init, ReDo
 from raystudy.cli import main
+from raystudy.contract.context import STEP_KEY, LocalContext
 from raystudy.errors import ConfigError, DataError
-from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.context import STEP_KEY, LocalContext
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.plasticity.analysis import collect_runs
 from raystudy.studies.plasticity.interventions import build_intervention, parse_intervention
 from raystudy.studies.plasticity.recipe import STUDY, PlasticityConfig, check_data, train_loop
@@ -216,7 +216,7 @@ def test_within_task_metrics_travel_with_the_task_and_leave_training_alone(base,
 def test_slippery_ant_profile_runs_two_friction_tasks():
     """The paper's RL stream, shrunk: Ant-v5 under the slippery_ant profile, two tasks of
     one 256-step rollout each; the friction changes at the boundary and is reported."""
-    from raystudy.platform.config import load_config
+    from raystudy.platform.configuration.config import load_config
 
     config = load_config(PlasticityConfig, "plasticity", "slippery_ant")
     config = validate(apply_overrides(config, {

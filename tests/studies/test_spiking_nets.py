@@ -11,7 +11,7 @@ import pytest
 from raystudy import LocalContext
 from raystudy.cli import main
 from raystudy.errors import ConfigError
-from raystudy.platform.config import apply_overrides, validate
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.spiking_nets.recipe import STUDY, SpikingConfig, train_loop
 
 TINY = {"train.epochs": 2, "train.eval_every": 1, "data.events_train": 60,
@@ -81,7 +81,7 @@ def test_shrunk_quick_sweep_through_the_cli(tmp_path, ray_session):
 def fake_results(tmp_path, cells):
     """RunResults of fake trials: ``cells`` maps (neuron, T, data, overrides) -> acc per
     seed (a function of the seed)."""
-    from raystudy.platform.results import RunResults, TrialRecord
+    from raystudy.contract.results import RunResults, TrialRecord
 
     base = {"data.name": "digits", "data.timesteps": 1, "train.layers": 1,
             "train.sparsity_lambda": 0.0, "neuron.learn_eps": True, "neuron.threshold": 0.0,
@@ -126,7 +126,7 @@ def test_ablation_variants_are_kept_apart_and_tabulated(tmp_path):
 def test_depth_space_runs_where_t1_accuracy_is_not_capped():
     """The depth claim is at T = 1 (the project page's); temporal_order caps T = 1 at 50 %,
     so the space must run on a dataset where one step can be read (digits)."""
-    from raystudy.platform.spaces import load_space
+    from raystudy.platform.configuration.spaces import load_space
 
     params = load_space(STUDY, "depth")
     assert params["data.name"] == "digits" and params.get("data.timesteps", 1) == 1
@@ -174,7 +174,7 @@ def test_uc3_needs_a_positive_gain_at_t1_not_only_a_smaller_deficit(tmp_path):
 
 
 def test_claim_space_runs_every_neuron_of_the_pre_registered_pairs():
-    from raystudy.platform.spaces import load_space
+    from raystudy.platform.configuration.spaces import load_space
     from raystudy.studies.spiking_nets.analysis import AUTHORS, PAIRS
 
     named = {n for pair in (*PAIRS, *AUTHORS) for n in pair}
@@ -231,7 +231,7 @@ def test_conv_trials_are_their_own_rows_and_claims(tmp_path):
 
 
 def test_conv_space_runs_the_pre_registered_pairs_on_images():
-    from raystudy.platform.spaces import load_space
+    from raystudy.platform.configuration.spaces import load_space
     from raystudy.studies.spiking_nets.analysis import PAIRS
     from raystudy.studies.spiking_nets.recipe import IMAGES
 

@@ -11,9 +11,9 @@ import pytest
 
 from raystudy import LocalContext
 from raystudy.cli import main
+from raystudy.contract.results import RunResults, TrialRecord
 from raystudy.errors import ConfigError
-from raystudy.platform.config import apply_overrides, validate
-from raystudy.platform.results import RunResults, TrialRecord
+from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.temporal_pretraining.analysis import analyze
 from raystudy.studies.temporal_pretraining.recipe import STUDY, TemporalConfig, train_loop
 

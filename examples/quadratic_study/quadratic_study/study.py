@@ -30,7 +30,7 @@ from raystudy import (
 from raystudy.algorithms import stats
 
 
-@dataclass
+@dataclass(frozen=True)
 class QuadraticConfig:
     optimizer: Literal["sgd", "adam"] = "sgd"
     """The torch optimizer."""

@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from raystudy import DataCommand, UserError, bounded, check_writable
-from raystudy.platform.preflight import is_disk_full
+from raystudy.contract.data import is_disk_full
 
 MB = 1024**2
 

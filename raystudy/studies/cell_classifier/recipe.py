@@ -58,14 +58,14 @@ from raystudy.algorithms.sampling import (
 )
 from raystudy.algorithms.sampling.synthetic import plate_path
 from raystudy.algorithms.sampling.torch_loader import rows_to_tensors
+from raystudy.contract import data as datacheck
 from raystudy.errors import DataError
-from raystudy.platform import datacheck
 from raystudy.studies.cell_classifier.make_data import DATA_COMMANDS
 
 OBS = ["plate", "cell_line"]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     path: str = ""
     """Folder of .h5ad files (one per plate) or a comma list of files; '' = generate."""
@@ -89,7 +89,7 @@ class DataConfig:
     """Ray Data read tasks in flight per trial (each reads whole fetches)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SamplingConfig:
     loader: str = "block/16/16"
     """random | streaming/F | block/B/F (B: block size, F: fetch factor)."""
@@ -97,13 +97,13 @@ class SamplingConfig:
     """Rows through Ray Data as csr (sparse lists) or dense (tensor column)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig:
     hidden: PositiveInt = 128
     """Width of the two hidden layers."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     batch_size: PositiveInt = 64
     """Minibatch size (the paper's 64)."""
@@ -119,7 +119,7 @@ class TrainConfig:
     """torch CPU threads per trial."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class CellClassifierConfig:
     data: DataConfig = field(default_factory=DataConfig)
     sampling: SamplingConfig = field(default_factory=SamplingConfig)

@@ -74,7 +74,7 @@ for counts) and scale the rest by 1 - k delta, so k zeros need k delta < 1
 
 
 # ----------------------------------------------------------------------------- config
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     scenario: str = "dirichlet"
     """family[/effect]: dirichlet, logistic_normal (nulls); concentration/E, mixture/E,
@@ -101,7 +101,7 @@ class DataConfig:
     """file: the two groups to compare ('A,B'; empty: the file's only two)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class HarmonicConfig:
     studentize: tuple[Literal["cross", "full"], ...] = ("cross", "full")
     """Studentizations run: cross (Shekhar-Kim-Ramdas split) | full (Chen-Qin); the first
@@ -112,7 +112,7 @@ class HarmonicConfig:
     """The energy distance on the sphere that the harmonics expand."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineConfig:
     methods: tuple[Literal[BASELINES], ...] = BASELINES  # type: ignore[valid-type]
     """Baselines run on the same replicates (those that do not apply to the data are
@@ -121,7 +121,7 @@ class BaselineConfig:
     """B of the permutation energy and MMD tests (alpha (1 + B) an integer: exact)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class MonteCarloConfig:
     batches: PositiveInt = 6
     """B: batches per trial, the units of the paired tests (6: the fewest an exact
@@ -136,7 +136,7 @@ class MonteCarloConfig:
     """Batches between checkpoints (0: only the last)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TwoSampleConfig:
     data: DataConfig = field(default_factory=DataConfig)
     harmonic: HarmonicConfig = field(default_factory=HarmonicConfig)

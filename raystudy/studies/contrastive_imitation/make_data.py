@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from raystudy import DataCommand, DataError, UserError, bounded, check_writable
-from raystudy.platform.preflight import describe_os_error, is_disk_full
+from raystudy.contract.data import describe_os_error, is_disk_full
 
 MB = 1024**2
 
@@ -19,7 +19,7 @@ def make_offline_rl(out_dir: str, env_id: str, policy: str, episodes: int, seed:
 
     Returns the file, the Minari id and a one-line summary with the reference returns.
     """
-    from raystudy.platform.registry import require_extra
+    from raystudy import require_extra
 
     require_extra("data make-offline-rl", "imitation", ("gymnasium", "mujoco", "minari"))
     from raystudy.algorithms.imitation import returns, write_d4rl_hdf5, write_minari

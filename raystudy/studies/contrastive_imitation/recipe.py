@@ -63,7 +63,6 @@ from raystudy.algorithms.imitation.dwbc import DWBC, DWBCConfig
 from raystudy.algorithms.imitation.nets import EnvPolicy, Learner, average_gradients
 from raystudy.algorithms.imitation.rollouts import EvalItem, evaluate_episodes
 from raystudy.algorithms.imitation.safedice import SafeDICE, SafeDICEConfig
-from raystudy.platform.config import apply_overrides, flatten_mapping
 from raystudy.studies.contrastive_imitation.analysis import analyze
 from raystudy.studies.contrastive_imitation.data import (
     METHOD_SOURCES,
@@ -85,7 +84,7 @@ DEMODICE_ALPHA = 0.05  # DemoDICE paper
 DWBC_ALPHA, DWBC_ETA = 10.0, 0.5  # ryanxhr/DWBC run_dwbc.sh
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     source: Literal[DATA_SOURCES] = "generate"  # type: ignore[valid-type]
     """generate (roll the task's policies out here) | d4rl (HDF5 files) | minari (local store)."""
@@ -127,7 +126,7 @@ class DataConfig:
     """Normalise states by the unlabeled set's mean/std (overridden by dualcoil.preset)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class DualCOILParams:
     preset: Literal[PRESETS] = "none"  # type: ignore[valid-type]
     """auto (paper constants for task + mix source), a PAPER_CONSTANTS key, or none."""
@@ -147,7 +146,7 @@ class DualCOILParams:
     """q (the paper's Q-weighted BC) | advantage (the public code's optional variant)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class BaselineParams:
     demodice_alpha: NonNegativeFloat = DEMODICE_ALPHA
     """DemoDICE's KL(d || d_U) weight (its paper's 0.05)."""
@@ -160,7 +159,7 @@ class BaselineParams:
     """DWBC's positive-unlabeled prior (its authors' run_dwbc.sh: 0.5)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     steps: PositiveInt = 6000
     """Gradient steps after the discriminator pre-training."""
@@ -188,7 +187,7 @@ class TrainConfig:
     """Evaluations between checkpoints (0: only the last step's)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ContrastiveImitationConfig:
     method: Literal[METHOD_CHOICES] = "dualcoil"  # type: ignore[valid-type]
     """dualcoil | bc_good | bc_all | demodice | safedice | dwbc, or bc_oracle (a reference:
@@ -281,8 +280,7 @@ def _data_key(config: ContrastiveImitationConfig) -> str:
 
 
 @functools.lru_cache(maxsize=4)
-def _offline_data(key: str) -> sources.OfflineData:
-    config = apply_overrides(ContrastiveImitationConfig(), flatten_mapping(json.loads(key)))
+def _offline_data(config: ContrastiveImitationConfig) -> sources.OfflineData:
     data = config.data
     reference = reference_returns(data.reference) if data.reference else None
     return sources.assemble(data.source, data.task, source_locations(data),
@@ -291,8 +289,9 @@ def _offline_data(key: str) -> sources.OfflineData:
 
 
 def offline_data(config: ContrastiveImitationConfig) -> sources.OfflineData:
-    """The trial's data, built once per process for each distinct data config."""
-    return _offline_data(_data_key(config))
+    """The trial's data, built once per process for each distinct data config (the cache
+    keys on a config that keeps only the fields the data depends on)."""
+    return _offline_data(ContrastiveImitationConfig(data=config.data, dualcoil=config.dualcoil))
 
 
 def mix_folder(config: ContrastiveImitationConfig) -> Path:

@@ -65,7 +65,7 @@ METHODS = ("random", "kcenter", "herding", "d2c_style", "balanced_ot", "partial_
 
 
 # ----------------------------------------------------------------------------- config
-@dataclass
+@dataclass(frozen=True)
 class CondensationConfig:
     method: Literal[METHODS] = "gadc"  # type: ignore[valid-type]
     """Subset method (gadc_shipped: the authors' 20-iteration solver; full: all data)."""

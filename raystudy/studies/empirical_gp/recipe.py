@@ -84,7 +84,7 @@ CURVE_FAMILIES = ("curves", "lcbench")
 """Families the parametric learning-curve models (pow3, log_power) are run on."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TaskConfig:
     family: Literal[TASK_FAMILIES] = "curves"  # type: ignore[valid-type]
     """gp | curves | seasonal (generated) | lcbench | csv (local files at task.path)."""
@@ -105,7 +105,7 @@ class TaskConfig:
     """Generated families: observation noise sd (0: gp 0.05, curves 0.01, seasonal 0.1)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class CorpusConfig:
     datasets: PositiveInt = 200
     """S: corpus datasets the prior is learned from."""
@@ -120,7 +120,7 @@ class CorpusConfig:
     with a warning). Curves are never drawn twice."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig:
     reference_points: Annotated[int, Range(ge=2)] = 26
     """M: reference points, evenly spaced on [0, 1]."""
@@ -143,7 +143,7 @@ class ModelConfig:
     """E-step shards handed to ctx.map (Ray tasks with --map-tasks; in-process otherwise)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class EvalConfig:
     baselines: tuple[Literal[COMPARED], ...] = (  # type: ignore[valid-type]
         "base", "corpus_gp", "rbf", "matern52", "spectral_mixture", "pow3", "log_power")
@@ -155,7 +155,7 @@ class EvalConfig:
     """Test curves kept (in the checkpoint) for the example-prediction figure."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     seed: int = 0
     """Seed of the corpus, the test curves and the LCBench split."""
@@ -163,7 +163,7 @@ class TrainConfig:
     """torch CPU threads per trial."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class EmpiricalGPConfig:
     task: TaskConfig = field(default_factory=TaskConfig)
     corpus: CorpusConfig = field(default_factory=CorpusConfig)

@@ -66,7 +66,7 @@ Dropout = Annotated[float, Range(ge=0, lt=1)]
 Lambda = Annotated[float, Range(ge=0, le=1)]
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     dataset: str = "csbm-h0.5"
     """csbm-h<homophily>[-n<nodes>-d<degree>-s<signal>...] (built here) or a real dataset."""
@@ -88,7 +88,7 @@ class DataConfig:
     """Synthetic graphs: the seed that builds the graph (the trial seed splits it)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProtocolConfig:
     name: Literal[PROTOCOLS] = "leakage_free"  # type: ignore[valid-type]
     """leakage_free (audited) | randomlinksplit (PyG's, leaky: for contrast)."""
@@ -101,7 +101,7 @@ class ProtocolConfig:
     """K of Hits@K against the hard negatives."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig:
     backbone: Literal[BACKBONES] = "gcn"  # type: ignore[valid-type]
     """gcn | sage | gps."""
@@ -121,7 +121,7 @@ class ModelConfig:
     """GPS dropout on attention weights (> 0 is ~3x slower on CPU: torch's math path)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TransferConfig:
     mechanism: Literal[MECHANISM_NAMES] = "warm_nc_lp"  # type: ignore[valid-type]
     """nc | lp | warm_{nc_lp,lp_nc} | frozen_{replace,concat}_{nc_lp,lp_nc} | joint_{grid,uw}."""
@@ -129,7 +129,7 @@ class TransferConfig:
     """joint_grid: the lambda grid of lam L_NC + (1 - lam) L_LP."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     epochs: PositiveInt = 100
     """Maximum epochs per model (the paper: 200)."""
@@ -149,7 +149,7 @@ class TrainConfig:
     """torch CPU threads per trial (concurrent trials share the cores)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class GraphTransferConfig:
     data: DataConfig = field(default_factory=DataConfig)
     protocol: ProtocolConfig = field(default_factory=ProtocolConfig)

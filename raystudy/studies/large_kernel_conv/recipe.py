@@ -51,7 +51,7 @@ from raystudy.studies.large_kernel_conv.proxy import ProxyNet, parse_mixer, rela
 
 
 # ----------------------------------------------------------------------------- config
-@dataclass
+@dataclass(frozen=True)
 class TimingConfig:
     device: Literal["cpu", "cuda"] = "cpu"
     """Where the block runs (cuda: CUDA events, checked on the trial's node)."""
@@ -77,7 +77,7 @@ class TimingConfig:
     """Max abs error of wbmm vs the per-window conv2d reference before timing (else fail)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ProxyConfig:
     mixer: str = "wbmm7"
     """Token mixer of the proxy net: wbmm<w> or dw<k> (k odd; wbmm7's same support: dw13)."""
@@ -95,7 +95,7 @@ class ProxyConfig:
     """AdamW learning rate (batch 64)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class LargeKernelConfig:
     kind: Literal["timing", "proxy"] = "timing"
     """timing: one timing block (the speed claims); proxy: one training run of the accuracy

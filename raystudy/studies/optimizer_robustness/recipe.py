@@ -48,13 +48,14 @@ from raystudy.algorithms import stats
 from raystudy.algorithms.models import GPT
 from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
+from raystudy.contract import data as datacheck
+from raystudy.contract import storage
 from raystudy.errors import DataError, MissingDataError, UserError
-from raystudy.platform import datacheck, storage
 from raystudy.studies.optimizer_robustness import curves
 from raystudy.studies.optimizer_robustness.make_data import DATA_COMMANDS
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig:
     vocab_size: Annotated[int, Range(ge=2)] = 256
     """Token ids: 256 for the byte-level sources; the tokenizer's size for token files."""
@@ -68,7 +69,7 @@ class ModelConfig:
     """Context length in tokens."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     source: str = "stdlib"
     """'stdlib' (Python's own sources), a folder of text files, or 'tokens' (see path)."""
@@ -80,7 +81,7 @@ class DataConfig:
     """Tail of the corpus held out for validation."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class OptimizerConfig:
     name: Literal[OPTIMIZER_NAMES] = "adamw"  # type: ignore[valid-type]
     """One of raystudy.algorithms.optim.OPTIMIZER_NAMES."""
@@ -92,7 +93,7 @@ class OptimizerConfig:
     """Momo variants: lower bound F* on the loss."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     steps: PositiveInt = 120
     """Optimizer steps per trial."""
@@ -112,7 +113,7 @@ class TrainConfig:
     """auto (bf16 autocast on CUDA, fp32 on CPU, where bf16 is ~14x slower) | fp32 | bf16."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class OptimizerRobustnessConfig:
     model: ModelConfig = field(default_factory=ModelConfig)
     data: DataConfig = field(default_factory=DataConfig)

@@ -86,7 +86,7 @@ STREAM_KINDS = (*STREAMS, "rl")
 RL_ENVS = ("CartPole-v1", "Acrobot-v1", "Ant-v5")
 
 
-@dataclass
+@dataclass(frozen=True)
 class StreamConfig:
     kind: Literal[STREAM_KINDS] = "random_labels"  # type: ignore[valid-type]
     """permuted | random_labels | incremental (supervised) | rl (changing dynamics, PPO)."""
@@ -102,7 +102,7 @@ class StreamConfig:
     """incremental: classes added per task."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig:
     arch: Literal["mlp", "convnet"] = "mlp"
     """mlp | convnet (Dohare et al.'s ConvNet, 32x32 images)."""
@@ -110,7 +110,7 @@ class ModelConfig:
     """MLP hidden widths (the issue's 64-256-256-10 on digits); PPO actor and critic too."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     optimizer: Literal["adam", "sgd"] = "adam"
     """adam | sgd (supervised streams)."""
@@ -128,7 +128,7 @@ class TrainConfig:
     """Tasks between checkpoints (0: none; the last task always checkpoints)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class InterventionConfig:
     spec: str = "none"
     """method[/numbers] (+ more): none, reset, layernorm, l2/lam, l2_init/lam,
@@ -143,7 +143,7 @@ class InterventionConfig:
     of its own, not the training minibatch; RL: from the latest rollout)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class MetricsConfig:
     samples: PositiveInt = 256
     """Samples of the new task's training data for the start-of-task metrics (paper: 2000)."""
@@ -172,7 +172,7 @@ class MetricsConfig:
     """Late-task performance: mean over the last late_fraction of the tasks so far."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class RLConfig:
     env: Literal[RL_ENVS] = "CartPole-v1"  # type: ignore[valid-type]
     """CartPole-v1 | Acrobot-v1 (physics + observation order change per task) | Ant-v5."""
@@ -196,7 +196,7 @@ PPO_BOUNDS = {"num_envs": Range(ge=1), "num_steps": Range(ge=1), "update_epochs"
 ``validate`` checks these (same messages)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class PlasticityConfig:
     stream: StreamConfig = field(default_factory=StreamConfig)
     model: ModelConfig = field(default_factory=ModelConfig)

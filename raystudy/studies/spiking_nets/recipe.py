@@ -83,7 +83,7 @@ IMAGES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "fashion": (1, 28, 28),
 
 
 # ----------------------------------------------------------------------------- config
-@dataclass
+@dataclass(frozen=True)
 class NeuronConfig:
     name: Literal[NEURONS] = "ultralif"  # type: ignore[valid-type]
     """ultralif/ultraplif/ultradlif/ultradplif (LSE), sigmalif (control), sg_lif/sg_plif
@@ -108,7 +108,7 @@ class NeuronConfig:
     """sg_*: zero = V (1 - s) as the authors' neurons, subtract = V - s theta."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     name: Literal["digits", "temporal_order", "nmnist", "shd", "dvs_gesture", "mnist",
                   "fashion", "cifar10"] = "digits"
@@ -133,7 +133,7 @@ class DataConfig:
     """temporal_order: generated test recordings."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     epochs: PositiveInt = 15
     """Passes over the training split."""
@@ -160,7 +160,7 @@ class TrainConfig:
     """Reports between checkpoints (0: only the last)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class SpikingConfig:
     neuron: NeuronConfig = field(default_factory=NeuronConfig)
     data: DataConfig = field(default_factory=DataConfig)

@@ -83,7 +83,7 @@ Share = Annotated[float, Range(ge=0, le=1)]
 
 
 # ----------------------------------------------------------------------------- config
-@dataclass
+@dataclass(frozen=True)
 class WorldConfig:
     entities: PositiveInt = 16
     """E: entities (pseudo-word names)."""
@@ -101,7 +101,7 @@ class WorldConfig:
     """Popularity exponent of entity mentions (0: uniform)."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class DataConfig:
     source: Literal["world", "tokens"] = "world"
     """world (generated snapshots) | tokens (data.path/YEAR/train.npy and val.npy)."""
@@ -127,7 +127,7 @@ class DataConfig:
     """Held-out filler rows for the general-text validation loss."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class ModelConfig:
     d_model: PositiveInt = 64
     """Residual width."""
@@ -139,7 +139,7 @@ class ModelConfig:
     """Context length in bytes."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TrainConfig:
     schedule: str = "sequential"
     """sequential | shuffled | reverse | shuffled_upto/T (year index) | replay/RHO."""
@@ -161,7 +161,7 @@ class TrainConfig:
     """torch CPU threads per trial."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class TemporalConfig:
     world: WorldConfig = field(default_factory=WorldConfig)
     data: DataConfig = field(default_factory=DataConfig)

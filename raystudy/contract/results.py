@@ -1,0 +1,66 @@
+"""A run's results as a study's ``analyze`` sees them: one ``TrialRecord`` per trial,
+gathered in ``RunResults`` (the platform reads them from a run folder)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+@dataclass
+class TrialRecord:
+    """One trial: its params (dotted config keys), reports, final metrics and status."""
+
+    trial_id: str
+    params: dict[str, Any]
+    status: str
+    history: list[dict[str, Any]] = field(default_factory=list)
+    error: str | None = None
+    logdir: Path | None = None
+    config: dict[str, Any] = field(default_factory=dict)  # every dotted key, filled by report
+
+    @property
+    def last(self) -> dict[str, Any]:
+        return self.history[-1] if self.history else {}
+
+    def metric(self, name: str, default: float = math.nan) -> float:
+        value = self.last.get(name, default)
+        return float(value) if isinstance(value, (int, float)) else default
+
+    def last_checkpoint(self) -> dict[str, Any] | None:
+        """The state the trial's newest checkpoint holds (what its loop passed to
+        ``report(..., checkpoint=)``), or None: no checkpoint, or the run is not local."""
+        from raystudy.contract.context import CHECKPOINT_FILE  # torch: only when asked
+
+        if self.logdir is None:
+            return None
+        files = sorted(Path(self.logdir).glob(f"checkpoint_*/{CHECKPOINT_FILE}"))
+        if not files:
+            return None
+        import torch
+
+        return torch.load(files[-1], weights_only=False)
+
+
+@dataclass
+class RunResults:
+    """All trials of one run folder plus the request that started it."""
+
+    run_dir: Path
+    request: dict[str, Any]
+    trials: list[TrialRecord]
+
+    def __iter__(self) -> Iterator[TrialRecord]:
+        return iter(self.trials)
+
+    def by_status(self, status: str) -> list[TrialRecord]:
+        return [t for t in self.trials if t.status == status]
+
+    def param_keys(self) -> list[str]:
+        keys: dict[str, None] = {}
+        for trial in self.trials:
+            keys.update(dict.fromkeys(trial.params))
+        return list(keys)

@@ -1,0 +1,1 @@
+"""Cluster: the local (rehearsal) cluster and Ray Jobs."""

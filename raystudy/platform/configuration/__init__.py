@@ -1,0 +1,2 @@
+"""Configuration: config dataclasses, profiles, --set, search spaces, the study registry,
+show and cp."""

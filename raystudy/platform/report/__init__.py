@@ -1,0 +1,1 @@
+"""Report: summary.json, report.md/html, figures, study pages, and compare."""

@@ -1,0 +1,117 @@
+"""Read a run folder back: one record per trial, from Tune's own files on disk.
+
+Works on a copied folder without Ray running: trial status and errors come from
+Tune's ``experiment_state-*.json``, each trial's history from its ``result.json``.
+Status is one of ``finished``, ``diverged``, ``error`` or ``unfinished``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from raystudy.contract.results import RunResults, TrialRecord
+from raystudy.errors import DataError, UserError
+
+REQUEST_FILE = "raystudy.json"
+
+
+def _read_history(logdir: Path) -> list[dict[str, Any]]:
+    """A trial's reports from its ``result.json``, each step once: a trial restored from
+    an earlier checkpoint (after a crash or Ctrl-C) redoes the steps after it, and Tune
+    appends those again; the later report of a step replaces the earlier one."""
+    path = logdir / "result.json"
+    if not path.exists():
+        return []
+    rows: list[dict[str, Any]] = []
+    for line in path.read_text().splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError:
+            break  # a line cut short by a crash; everything before it is intact
+        step = row.get("training_iteration")
+        while isinstance(step, int) and rows and rows[-1].get("training_iteration", -1) >= step:
+            rows.pop()  # restored from an earlier checkpoint: the redone step replaces these
+        rows.append(row)
+    return rows
+
+
+def read_error(logdir: Path, filename: str | None) -> str:
+    """The last line of a trial's error file (``filename`` or ``logdir/error.txt``)."""
+    for candidate in ([filename] if filename else []) + ["error.txt"]:
+        path = Path(candidate) if Path(candidate).is_absolute() else logdir / candidate
+        if path.exists():
+            lines = [ln for ln in path.read_text().strip().splitlines() if ln.strip()]
+            return lines[-1][:300] if lines else "error"
+    return "error"
+
+
+STATE_GLOB = "experiment_state-*.json"
+
+
+def trial_states(run_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
+    """Every trial's ``(trial, runtime)`` record in Tune's newest experiment state."""
+    states = sorted(run_dir.glob(STATE_GLOB))
+    if not states:
+        return []
+    try:
+        data = json.loads(states[-1].read_text())
+        out = []
+        for trial_json, runtime_json in data.get("trial_data", []):
+            trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
+            runtime = json.loads(runtime_json) if isinstance(runtime_json, str) else runtime_json
+            out.append((dict(trial), dict(runtime)))
+    except (ValueError, TypeError, AttributeError) as exc:
+        raise DataError(f"{states[-1]} is corrupt ({type(exc).__name__}: truncated or "
+                        "overwritten?); Tune rewrites it when the sweep is resumed") from None
+    return out
+
+
+def _status(tune_status: str, history: list[dict[str, Any]], has_error: bool) -> str:
+    if has_error or tune_status == "ERROR":
+        return "error"
+    if history and history[-1].get("diverged"):
+        return "diverged"
+    if tune_status == "TERMINATED":
+        return "finished"
+    return "unfinished"
+
+
+def load_results(run_dir: Path | str) -> RunResults:
+    """Load every trial of a run folder; a folder that is not a run is a UserError."""
+    run_dir = Path(run_dir)
+    request_path = run_dir / REQUEST_FILE
+    if not request_path.exists():
+        raise UserError(f"{run_dir} is not a raystudy run folder (no {REQUEST_FILE})")
+    try:
+        request = json.loads(request_path.read_text())
+    except ValueError:
+        raise DataError(f"{request_path} is corrupt (not JSON)") from None
+    if not isinstance(request, dict) or "study" not in request:
+        raise DataError(f"{request_path} is corrupt (no study named)")
+    trials = []
+    for trial, runtime in trial_states(run_dir):
+        logdir = run_dir / trial.get("relative_logdir", "")
+        history = _read_history(logdir)
+        error_file = runtime.get("error_filename")
+        has_error = bool(error_file) or (logdir / "error.txt").exists()
+        if trial.get("status") == "TERMINATED" and history and not history[-1].get("diverged"):
+            has_error = False  # a trial that failed, was retried and then finished
+        trials.append(
+            TrialRecord(
+                trial_id=trial["trial_id"],
+                params=dict(trial.get("config") or {}),
+                status=_status(trial.get("status", ""), history, has_error),
+                history=history,
+                error=read_error(logdir, error_file) if has_error else None,
+                logdir=logdir,
+            )
+        )
+    return RunResults(run_dir=run_dir, request=request, trials=trials)

@@ -1,0 +1,1 @@
+"""Tracking: the Optuna store and mirror, MLflow, the dashboard."""
