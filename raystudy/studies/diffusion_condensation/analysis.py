@@ -161,13 +161,9 @@ def swap_family(runs: Any, ipc: int) -> list[Claim]:
 def plot_seed(results: RunResults, ipc: int, figures_dir: Path) -> list[tuple[str, Path]]:
     """Per method, one seed's selected points and its model's samples, on the pool's first
     two principal axes (the held-out data in grey)."""
-    from raystudy.studies.diffusion_condensation.recipe import (
-        CondensationConfig,
-        Denoiser,
-        GaussianDiffusion,
-        generate,
-        pool_of,
-    )
+    from raystudy.algorithms.condensation import Denoiser, GaussianDiffusion
+    from raystudy.studies.diffusion_condensation.config import CondensationConfig
+    from raystudy.studies.diffusion_condensation.data import generate, pool_of
 
     cells = {}
     for t in results.trials:

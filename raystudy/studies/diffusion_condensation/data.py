@@ -29,7 +29,8 @@ import numpy as np
 import torch
 
 from raystudy import DataError, MissingDataError
-from raystudy.algorithms.condensation import knn_radii
+from raystudy.algorithms.condensation import Denoiser, GaussianDiffusion, knn_radii, model_eps_fn
+from raystudy.studies.diffusion_condensation.config import CondensationConfig
 
 
 @dataclass
@@ -322,3 +323,20 @@ def check_source(data: str, path: str) -> None:
         read_features(path, mmap=True)
     elif data == "cifar":
         cifar_layout(Path(path))
+
+
+def pool_of(c: CondensationConfig) -> Pool:
+    return load_pool(c.data, c.data_path, c.seed, c.classes, c.dim, c.n_train, c.n_test)
+
+
+def generate(model: Denoiser, diff: GaussianDiffusion, c: CondensationConfig, pool: Pool
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """500 DDIM samples per class ``(500 C, d)`` and their labels; every method of a seed
+    starts from the same noise."""
+    model.eval()
+    y = torch.arange(pool.classes).repeat_interleave(500)
+    x = diff.sample(model_eps_fn(model), y, pool.dim, torch.Generator().manual_seed(c.seed + 7),
+                    steps=c.sample_steps, method="ddim", guidance=c.guidance,
+                    null_label=pool.classes)
+    model.train()
+    return x.double().numpy(), y.numpy()
