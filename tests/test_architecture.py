@@ -113,3 +113,16 @@ def test_the_circle_finder_finds_a_circle() -> None:
     graph.add_import(importer="p.b", imported="p.a")
     graph.add_import(importer="p.c", imported="p.a")
     assert _cycles(graph) == [["p.a", "p.b"]]
+
+
+def test_a_study_package_builds_its_study_only_when_asked() -> None:
+    studies = sorted(p.parent.name for p in (ROOT / "raystudy/studies").glob("*/recipe.py"))
+    code = ("import importlib, sys\n"
+            f"for name in {studies!r}:\n"
+            "    package = importlib.import_module(f'raystudy.studies.{name}')\n"
+            "    assert f'raystudy.studies.{name}.recipe' not in sys.modules, name\n"
+            "    assert package.STUDY.name == name, name\n"
+            "    assert f'raystudy.studies.{name}.recipe' in sys.modules, name\n")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -64,3 +64,24 @@ class RunResults:
         for trial in self.trials:
             keys.update(dict.fromkeys(trial.params))
         return list(keys)
+
+    def frame(self) -> Any:
+        """The run as a long pandas DataFrame: one row per trial and final metric, with
+        ``trial_id``, ``status``, ``metric``, ``value`` and one column per config key (the
+        full dotted config where the report filled it, else the trial's params), so an
+        analysis groups with ``groupby`` instead of nested dictionaries."""
+        import pandas as pd
+
+        rows = []
+        for trial in self.trials:
+            settings = trial.config or trial.params
+            for metric, value in trial.last.items():
+                if isinstance(value, bool) or not isinstance(value, (int, float)):
+                    continue
+                rows.append({**settings, "trial_id": trial.trial_id, "status": trial.status,
+                             "metric": metric, "value": float(value)})
+        columns = ["trial_id", "status", "metric", "value"]
+        frame = pd.DataFrame(rows)
+        if frame.empty:
+            return pd.DataFrame(columns=columns)
+        return frame[columns + [c for c in frame.columns if c not in columns]]

@@ -8,8 +8,7 @@ access, so ``raystudy list`` reads this docstring without importing the recipe.
 
 from __future__ import annotations
 
-from typing import Any
-
+from raystudy import lazy_study
 from raystudy.studies.compositional_two_sample.make_data import (
     DATA_COMMANDS,  # `raystudy data` reads them here
 )
@@ -17,9 +16,4 @@ from raystudy.studies.compositional_two_sample.make_data import (
 __all__ = ["DATA_COMMANDS", "STUDY"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STUDY":
-        from raystudy.studies.compositional_two_sample.recipe import STUDY
-
-        return STUDY
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_study(__name__)  # STUDY, from .recipe on first access

@@ -7,8 +7,7 @@ beside it, and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first access
 
 from __future__ import annotations
 
-from typing import Any
-
+from raystudy import lazy_study
 from raystudy.studies.contrastive_imitation.make_data import (
     DATA_COMMANDS,  # `raystudy data` reads them here
 )
@@ -16,9 +15,4 @@ from raystudy.studies.contrastive_imitation.make_data import (
 __all__ = ["DATA_COMMANDS", "STUDY"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STUDY":
-        from raystudy.studies.contrastive_imitation.recipe import STUDY
-
-        return STUDY
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_study(__name__)  # STUDY, from .recipe on first access

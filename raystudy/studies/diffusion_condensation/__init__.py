@@ -6,14 +6,9 @@ The study package: ``recipe.py`` (config, data, the loop, ``STUDY``), ``analysis
 
 from __future__ import annotations
 
-from typing import Any
+from raystudy import lazy_study
 
 __all__ = ["STUDY"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STUDY":
-        from raystudy.studies.diffusion_condensation.recipe import STUDY
-
-        return STUDY
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_study(__name__)  # STUDY, from .recipe on first access

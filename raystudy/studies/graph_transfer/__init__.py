@@ -7,14 +7,9 @@ beside it, and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first access
 
 from __future__ import annotations
 
-from typing import Any
+from raystudy import lazy_study
 
 DATA_COMMANDS = ()  # no `raystudy data` command: the registry need not build STUDY to know
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STUDY":
-        from raystudy.studies.graph_transfer.recipe import STUDY
-
-        return STUDY
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_study(__name__)  # STUDY, from .recipe on first access

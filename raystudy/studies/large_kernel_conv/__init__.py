@@ -7,14 +7,9 @@ access, so ``raystudy list`` reads this docstring without importing the recipe.
 
 from __future__ import annotations
 
-from typing import Any
+from raystudy import lazy_study
 
 __all__ = ["STUDY"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STUDY":
-        from raystudy.studies.large_kernel_conv.recipe import STUDY
-
-        return STUDY
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_study(__name__)  # STUDY, from .recipe on first access

@@ -7,16 +7,10 @@ make-temporal-world``), and ``profiles/`` and ``spaces/``. ``STUDY`` is built on
 
 from __future__ import annotations
 
-from typing import Any
-
+from raystudy import lazy_study
 from raystudy.studies.temporal_pretraining.make_data import DATA_COMMANDS
 
 __all__ = ["DATA_COMMANDS", "STUDY"]
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STUDY":
-        from raystudy.studies.temporal_pretraining.recipe import STUDY
-
-        return STUDY
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+__getattr__ = lazy_study(__name__)  # STUDY, from .recipe on first access
