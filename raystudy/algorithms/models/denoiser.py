@@ -32,26 +32,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from ..discrete_diffusion.schedules import LinearAlpha, Schedule
-
-
-class SelfAttention(nn.Module):
-    """Multi-head self-attention without a causal mask."""
-
-    def __init__(self, d_model: int, n_heads: int) -> None:
-        super().__init__()
-        if d_model % n_heads:
-            raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
-        self.n_heads = n_heads
-        self.qkv = nn.Linear(d_model, 3 * d_model)
-        self.proj = nn.Linear(d_model, d_model)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        batch, seq, width = x.shape
-        q, k, v = self.qkv(x).split(width, dim=2)
-        heads = (batch, seq, self.n_heads, width // self.n_heads)
-        q, k, v = (t.view(heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=False)
-        return self.proj(y.transpose(1, 2).reshape(batch, seq, width))
+from .gpt import SelfAttention
 
 
 def modulate(x: torch.Tensor, shift: torch.Tensor, scale: torch.Tensor) -> torch.Tensor:
@@ -65,7 +46,7 @@ class AdaLNBlock(nn.Module):
     def __init__(self, d_model: int, n_heads: int, mlp_ratio: int, cond_dim: int) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model, elementwise_affine=False)
-        self.attn = SelfAttention(d_model, n_heads)
+        self.attn = SelfAttention(d_model, n_heads, causal=False)
         self.ln2 = nn.LayerNorm(d_model, elementwise_affine=False)
         self.fc = nn.Linear(d_model, mlp_ratio * d_model)
         self.fc_out = nn.Linear(mlp_ratio * d_model, d_model)

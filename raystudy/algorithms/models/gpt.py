@@ -17,9 +17,12 @@ import torch.nn.functional as F
 from torch import nn
 
 
-class CausalSelfAttention(nn.Module):
-    def __init__(self, d_model: int, n_heads: int) -> None:
+class SelfAttention(nn.Module):
+    """Multi-head self-attention; ``causal`` masks the future (GPT), off for a denoiser."""
+
+    def __init__(self, d_model: int, n_heads: int, causal: bool = True) -> None:
         super().__init__()
+        self.causal = causal
         if d_model % n_heads:
             raise ValueError(f"d_model={d_model} is not divisible by n_heads={n_heads}")
         self.n_heads = n_heads
@@ -31,7 +34,7 @@ class CausalSelfAttention(nn.Module):
         q, k, v = self.qkv(x).split(width, dim=2)
         heads = (batch, seq, self.n_heads, width // self.n_heads)
         q, k, v = (t.view(heads).transpose(1, 2) for t in (q, k, v))
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal)
         return self.proj(y.transpose(1, 2).reshape(batch, seq, width))
 
 
@@ -39,7 +42,7 @@ class Block(nn.Module):
     def __init__(self, d_model: int, n_heads: int, mlp_ratio: int) -> None:
         super().__init__()
         self.ln1 = nn.LayerNorm(d_model)
-        self.attn = CausalSelfAttention(d_model, n_heads)
+        self.attn = SelfAttention(d_model, n_heads, causal=True)
         self.ln2 = nn.LayerNorm(d_model)
         self.fc = nn.Linear(d_model, mlp_ratio * d_model)
         self.fc_out = nn.Linear(mlp_ratio * d_model, d_model)
