@@ -37,7 +37,9 @@ FAST_TESTS := tests/algorithms tests/test_claims.py tests/test_contract_types.py
 	tests/test_architecture.py tests/test_docs_pages.py tests/platform/test_config.py \
 	tests/platform/test_spaces.py tests/platform/test_show.py tests/platform/test_results.py \
 	tests/platform/test_report.py tests/platform/test_storage.py tests/platform/test_progress.py \
-	tests/platform/test_context.py tests/platform/test_preflight.py tests/test_results_frame.py
+	tests/platform/test_context.py tests/platform/test_preflight.py tests/test_results_frame.py \
+	tests/studies/test_graph_transfer_summary.py tests/studies/test_plasticity_curves.py \
+	tests/studies/test_contrastive_imitation_comparison.py
 test-fast: install
 	RAYSTUDY_NO_RAY=1 $(PY) -m pytest -q -m "not ray and not cluster" $(FAST_TESTS)
 

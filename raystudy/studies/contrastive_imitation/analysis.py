@@ -15,7 +15,8 @@ import numpy as np
 
 from raystudy import Analysis, Claim, RunResults, Table, claims
 from raystudy.algorithms import stats
-from raystudy.algorithms.imitation import comparison, sources
+from raystudy.algorithms.imitation import sources
+from raystudy.studies.contrastive_imitation import comparison
 from raystudy.studies.contrastive_imitation.data import SAC
 
 CLAIM = ("DualCOIL, learning from a few good and bad demonstrations plus unlabeled data, "

@@ -46,7 +46,7 @@ from raystudy import (
     TrialContext,
     claims,
 )
-from raystudy.algorithms.graph_transfer import gains, summary
+from raystudy.algorithms.graph_transfer import gains
 from raystudy.algorithms.graph_transfer.datasets import (
     REAL_DATASETS,
     check_raw_files,
@@ -60,6 +60,7 @@ from raystudy.algorithms.graph_transfer.split import leakage_free_split
 from raystudy.algorithms.graph_transfer.stats import graph_statistics
 from raystudy.algorithms.graph_transfer.synthetic import CSBM, is_synthetic, parse_csbm
 from raystudy.algorithms.graph_transfer.train import FitConfig
+from raystudy.studies.graph_transfer import summary
 
 MECHANISM_NAMES = tuple(MECHANISMS)
 Dropout = Annotated[float, Range(ge=0, lt=1)]

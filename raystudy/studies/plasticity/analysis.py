@@ -18,7 +18,7 @@ import numpy as np
 
 from raystudy import Analysis, Claim, Table, claims
 from raystudy.algorithms import stats
-from raystudy.algorithms.plasticity.analysis import (
+from raystudy.studies.plasticity.curves import (
     ONLINE,
     SCORE,
     Run,
@@ -28,8 +28,8 @@ from raystudy.algorithms.plasticity.analysis import (
     mean_curve,
     select_strength,
 )
-from raystudy.algorithms.plasticity.plots import plot_claim, plot_per_task, plot_relative
 from raystudy.studies.plasticity.interventions import method_of
+from raystudy.studies.plasticity.plots import plot_claim, plot_per_task, plot_relative
 
 CLAIM = "L2-ER keeps late-task performance at or above a full reset at every task change"
 FAMILIES = ("l2_er", "l2_er_penalty")

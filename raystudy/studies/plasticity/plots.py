@@ -9,8 +9,15 @@ from typing import Any
 
 import numpy as np
 
-from .analysis import Run, claim_points, fit_line, late_stats, mean_curve, smooth
-from .metrics import eps_key
+from raystudy.algorithms.plasticity.metrics import eps_key
+from raystudy.studies.plasticity.curves import (
+    Run,
+    claim_points,
+    fit_line,
+    late_stats,
+    mean_curve,
+    smooth,
+)
 
 
 def _pyplot():

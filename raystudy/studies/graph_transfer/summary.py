@@ -17,12 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..stats import ClusteredSlope
-from . import figures
-from . import gains as G
-from .cts import CTS_LABEL
-from .models import BACKBONES
-from .stats import STATISTICS
+from raystudy.algorithms.graph_transfer import gains as G
+from raystudy.algorithms.graph_transfer.cts import CTS_LABEL
+from raystudy.algorithms.graph_transfer.models import BACKBONES
+from raystudy.algorithms.graph_transfer.stats import STATISTICS
+from raystudy.algorithms.stats import ClusteredSlope
+from raystudy.studies.graph_transfer import figures
 
 FREE, LEAKY = "leakage_free", "randomlinksplit"
 HEADLINE = ("warm_nc_lp", "warm_lp_nc")

@@ -9,15 +9,6 @@ import pytest
 import torch
 
 from raystudy.algorithms.plasticity import MLP
-from raystudy.algorithms.plasticity.analysis import (
-    Run,
-    aligned,
-    claim_test,
-    drop_onset,
-    onset_order,
-    r_squared,
-    select_strength,
-)
 from raystudy.algorithms.plasticity.hessian import epsilon_rank, hessian_spectral_density
 from raystudy.algorithms.plasticity.metrics import (
     EPS_GRID,
@@ -26,6 +17,15 @@ from raystudy.algorithms.plasticity.metrics import (
     hessian_metrics,
 )
 from raystudy.algorithms.plasticity.ranks import effective_rank, srank
+from raystudy.studies.plasticity.curves import (
+    Run,
+    aligned,
+    claim_test,
+    drop_onset,
+    onset_order,
+    r_squared,
+    select_strength,
+)
 
 
 def test_r_squared_equals_one_minus_residual_over_total_variance():

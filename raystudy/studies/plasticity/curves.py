@@ -38,7 +38,7 @@ from typing import Any
 
 import numpy as np
 
-from .metrics import EPS_GRID, eps_key
+from raystudy.algorithms.plasticity.metrics import EPS_GRID, eps_key
 
 
 def r_squared(x: Sequence[float], y: Sequence[float]) -> float:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from raystudy.algorithms.imitation.comparison import (
+from raystudy.studies.contrastive_imitation.comparison import (
     claim,
     mean_std,
     plot_final_scores,

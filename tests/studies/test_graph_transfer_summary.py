@@ -8,7 +8,7 @@ import pytest
 
 from raystudy.algorithms.graph_transfer import gains
 from raystudy.algorithms.graph_transfer.cts import CTS_LABEL
-from raystudy.algorithms.graph_transfer.summary import build
+from raystudy.studies.graph_transfer.summary import build
 
 HOMOPHILY = {"a": 0.1, "b": 0.5, "c": 0.9}
 
