@@ -16,8 +16,8 @@ import socket
 from pathlib import Path
 from typing import Any
 
+from raystudy.contract.data import require_extra
 from raystudy.errors import DataError, UserError
-from raystudy.platform.configuration.registry import require_extra
 from raystudy.platform.runs.results import REQUEST_FILE
 from raystudy.platform.tracking.optuna_store import DEFAULT_DB, open_storage, shown_url, storage_url
 
