@@ -57,12 +57,12 @@ def test_lka_timed_only_on_cuda_with_the_extension(monkeypatch):
     """W-C4 gets lka{k} blocks on CUDA where the iGEMM extension imports, none elsewhere."""
     t = TimingConfig(kernels=(3, 5, 13))
     assert recipe.lka_kernels(t) == ()  # CPU
-    t.device = "cuda"
+    t = dataclasses.replace(t, device="cuda")
     monkeypatch.setattr(recipe, "lka_available", lambda: False)
     assert recipe.lka_kernels(t) == ()
     monkeypatch.setattr(recipe, "lka_available", lambda: True)
     assert recipe.lka_kernels(t) == (3, 5, 13)
-    t.device = "cpu"
+    t = dataclasses.replace(t, device="cpu")
     assert recipe.lka_kernels(t) == ()
 
 
