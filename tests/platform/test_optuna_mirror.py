@@ -16,6 +16,7 @@ import ray.cloudpickle
 from cluster_helpers import get_json
 
 from raystudy.cli import main
+from raystudy.contract import data as contract_data
 from raystudy.errors import UserError
 from raystudy.platform.configuration import registry
 from raystudy.platform.configuration.spaces import optuna_distributions
@@ -43,7 +44,7 @@ def test_space_distributions_and_storage_urls(tmp_path):
 
 
 def test_dashboard_without_its_extra_says_what_to_install(tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr(registry, "missing_modules", lambda modules: list(modules))
+    monkeypatch.setattr(contract_data, "missing_modules", lambda modules: list(modules))
     assert main(["dashboard", str(tmp_path)]) == 2
     assert "needs optuna_dashboard: pip install 'raystudy[dashboard]'" in capsys.readouterr().err
 
