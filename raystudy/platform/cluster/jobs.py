@@ -35,7 +35,7 @@ from raystudy.errors import UserError
 
 DEFAULT_ADDRESS = "http://127.0.0.1:8265"
 EXCLUDES = (
-    "runs/", "data/", ".venv/", ".git/", "**/__pycache__/", ".pytest_cache/",
+    "/runs/", "/data/", ".venv/", ".git/", "**/__pycache__/", ".pytest_cache/",
     ".ruff_cache/", ".hypothesis/", "*.egg-info/", "mlruns/",
 )
 AUTH_HINT = (
