@@ -21,58 +21,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from raystudy._version import __version__
-from raystudy.contract import __all__ as _contract_names  # LocalContext stays lazy: torch
-from raystudy.contract import storage
-from raystudy.contract.data import (
-    bounded,
-    check_writable,
-    describe_os_error,
-    is_disk_full,
-    is_remote,
-    missing_modules,
-    open_hdf5,
-    open_npy,
-    require_dir,
-    require_extra,
-    require_file,
-    require_keys,
-    sample_rows,
-)
-from raystudy.contract.fields import (
-    Fraction,
-    NonNegativeFloat,
-    NonNegativeInt,
-    PositiveFloat,
-    PositiveInt,
-    Range,
-    SpecTerm,
-    parse_spec,
-)
-from raystudy.contract.figures import save_figure
-from raystudy.contract.lazy import lazy_study
-from raystudy.contract.results import RunResults, TrialRecord
-from raystudy.contract.study import (
-    Analysis,
-    Cadence,
-    Claim,
-    DataCommand,
-    Metric,
-    Study,
-    Table,
-    TrialContext,
-)
-from raystudy.errors import ConfigError, DataError, MissingDataError, UserError
+from raystudy.contract import *  # noqa: F403 -- the contract is the public surface
+from raystudy.contract import __all__ as _contract_names
 
 if TYPE_CHECKING:
     from raystudy import claims
     from raystudy.contract.context import LocalContext as LocalContext
 
-__all__ = ["__version__", "claims", *_contract_names]
+__all__ = ["__version__", "claims", "LocalContext", *_contract_names]
 
 
 def __getattr__(name: str) -> Any:
     if name == "LocalContext":  # imports torch: only when asked for
-        from raystudy.contract.context import LocalContext as LocalContext
+        from raystudy.contract.context import LocalContext
 
         return LocalContext
     if name == "claims":  # imports NumPy and SciPy: only when asked for

@@ -56,10 +56,12 @@ from raystudy.contract.study import (
 from raystudy.errors import ConfigError, DataError, MissingDataError, UserError
 
 if TYPE_CHECKING:
-    from raystudy.contract.context import LocalContext
+    from raystudy.contract.context import LocalContext as LocalContext
 
+# LocalContext is left out of __all__ (it is built on first access, below: it imports
+# torch), so `from raystudy.contract import *` stays light; ask for it by name.
 __all__ = [
-    "Analysis", "Cadence", "Claim", "DataCommand", "LocalContext", "Metric", "RunResults",
+    "Analysis", "Cadence", "Claim", "DataCommand", "Metric", "RunResults",
     "Study", "Table", "TrialContext", "TrialRecord",
     # errors a user can cause (one line, exit code 2)
     "ConfigError", "DataError", "MissingDataError", "UserError",
