@@ -41,7 +41,8 @@ def plain_loop(n: int) -> None:
     """The same trials, one after another, with no Ray at all."""
     from raystudy.contract.context import LocalContext
     from raystudy.platform.configuration.config import apply_overrides
-    from raystudy.studies.optimizer_robustness.recipe import STUDY, OptimizerRobustnessConfig
+    from raystudy.studies.optimizer_robustness.config import OptimizerRobustnessConfig
+    from raystudy.studies.optimizer_robustness.recipe import STUDY
 
     for lr in lr_grid(n):
         config = apply_overrides(OptimizerRobustnessConfig(), {**TINY, "optimizer.lr": lr})
@@ -96,7 +97,7 @@ def mirror_cpu_per_trial(n: int, tmp: str) -> float:
     """CPU seconds per trial of the mirror alone: start, two reports, completion."""
     from raystudy.platform.configuration.spaces import optuna_distributions
     from raystudy.platform.tracking.optuna_mirror import OptunaMirror
-    from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
+    from raystudy.studies.optimizer_robustness.config import OptimizerRobustnessConfig
 
     grid = {"optimizer.lr": {"grid": lr_grid(n)}}
     mirror = OptunaMirror(f"sqlite:///{tmp}/mirror.db", "bench", "eval/loss", "min",

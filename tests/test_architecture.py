@@ -118,11 +118,49 @@ def test_the_circle_finder_finds_a_circle() -> None:
 def test_a_study_package_builds_its_study_only_when_asked() -> None:
     studies = sorted(p.parent.name for p in (ROOT / "raystudy/studies").glob("*/recipe.py"))
     code = ("import importlib, sys\n"
-            f"for name in {studies!r}:\n"
-            "    package = importlib.import_module(f'raystudy.studies.{name}')\n"
+            f"packages = [importlib.import_module(f'raystudy.studies.{{n}}')\n"
+            f"            for n in {studies!r}]\n"
+            "assert 'torch' not in sys.modules  # raystudy list/data stay light\n"
+            f"for name, package in zip({studies!r}, packages):\n"
             "    assert f'raystudy.studies.{name}.recipe' not in sys.modules, name\n"
             "    assert package.STUDY.name == name, name\n"
             "    assert f'raystudy.studies.{name}.recipe' in sys.modules, name\n")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                           text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+STUDY_PACKAGES = sorted(p.parent.name for p in (ROOT / "raystudy/studies").glob("*/__init__.py")
+                        if p.parent.name != "studies")
+
+
+@pytest.fixture(scope="module")
+def graph() -> grimp.ImportGraph:
+    return grimp.build_graph("raystudy", exclude_type_checking_imports=True, cache_dir=None)
+
+
+@pytest.mark.parametrize("name", STUDY_PACKAGES)
+def test_every_study_package_has_the_one_skeleton(name: str, graph: grimp.ImportGraph) -> None:
+    """config.py (the frozen config), recipe.py (the loop and STUDY), analysis.py (the
+    analyze hook), data.py where the study makes data, profiles/ and spaces/; config
+    imports neither recipe nor analysis, and analysis does not import recipe."""
+    import dataclasses
+    import importlib
+
+    home = ROOT / "raystudy" / "studies" / name
+    for part in ("__init__.py", "config.py", "recipe.py", "analysis.py", "profiles", "spaces"):
+        assert (home / part).exists(), f"{name} has no {part}"
+    assert not (home / "make_data.py").exists(), f"{name}: its generators belong in data.py"
+    study = importlib.import_module(f"raystudy.studies.{name}.recipe").STUDY
+    package = f"raystudy.studies.{name}"
+    assert study.config_cls.__module__ == f"{package}.config"
+    assert dataclasses.is_dataclass(study.config_cls)
+    assert study.config_cls.__dataclass_params__.frozen  # type: ignore[attr-defined]
+    assert study.train_loop.__module__.startswith(f"{package}.")
+    assert study.analyze is not None and study.analyze.__module__ == f"{package}.analysis"
+    for command in study.data_commands:  # a study's `raystudy data` commands: in data.py
+        assert command.run.__module__ == f"{package}.data", command.name
+    for lower, upper in (("config", "recipe"), ("config", "analysis"), ("analysis", "recipe")):
+        assert not graph.chain_exists(importer=f"{package}.{lower}",
+                                      imported=f"{package}.{upper}"), \
+            f"{package}.{lower} imports {upper}"

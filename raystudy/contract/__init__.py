@@ -49,9 +49,11 @@ from raystudy.contract.study import (
     Claim,
     DataCommand,
     Metric,
+    Precondition,
     Study,
     Table,
     TrialContext,
+    Verdict,
 )
 from raystudy.errors import ConfigError, DataError, MissingDataError, UserError
 
@@ -61,8 +63,8 @@ if TYPE_CHECKING:
 # LocalContext is left out of __all__ (it is built on first access, below: it imports
 # torch), so `from raystudy.contract import *` stays light; ask for it by name.
 __all__ = [
-    "Analysis", "Cadence", "Claim", "DataCommand", "Metric", "RunResults",
-    "Study", "Table", "TrialContext", "TrialRecord",
+    "Analysis", "Cadence", "Claim", "DataCommand", "Metric", "Precondition", "RunResults",
+    "Study", "Table", "TrialContext", "TrialRecord", "Verdict",
     # errors a user can cause (one line, exit code 2)
     "ConfigError", "DataError", "MissingDataError", "UserError",
     # typed config fields, checked by the config layer with the key named

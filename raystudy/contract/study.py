@@ -94,15 +94,53 @@ class Table:
     note: str = ""
 
 
+Verdict = Literal["supported", "contradicted", "inconclusive at this scale",
+                  "precondition failed", "not run"]
+"""A claim's verdict, the one vocabulary of every report (docs/usage.md shows each):
+
+- ``supported``: the whole interval lies on the claimed side and the test's p reaches 0.05;
+- ``contradicted``: the whole interval lies on the other side;
+- ``inconclusive at this scale``: neither, or too few units (seeds, clusters) to say;
+- ``precondition failed``: a comparison the run cannot read, because something that must
+  hold first does not (a test that does not hold its size, an arm at chance);
+- ``not run``: a regime the paper claims that this run did not cover (CUDA, the paper's
+  scale, a real data set not placed).
+"""
+VERDICTS: tuple[Verdict, ...] = ("supported", "contradicted", "inconclusive at this scale",
+                                 "precondition failed", "not run")
+
+
+@dataclass(frozen=True)
+class Precondition:
+    """What must hold before a claim's comparison means anything, and whether it held.
+
+    ``evidence`` is the measurement that decides it, in words with its numbers
+    (``"size 0.089 at alpha 0.05 over 2,000 replicates"``).
+    """
+
+    statement: str
+    holds: bool
+    evidence: str
+
+    def __post_init__(self) -> None:
+        if not self.statement.strip() or not self.evidence.strip():
+            raise ValueError("a Precondition states what must hold and the evidence for it")
+        object.__setattr__(self, "holds", bool(self.holds))
+
+
 @dataclass
 class Claim:
     """A paper's claim tested on a run: the effect, its 95 % interval, n and the verdict.
 
     ``verdict`` is ``supported`` when the whole interval lies on the claimed side of 0,
     ``contradicted`` when it lies wholly on the other side, ``inconclusive at this scale``
-    otherwise (and with too few seeds or clusters). ``n`` counts the units of the test
-    (seeds, or clusters such as datasets), not trials. The report shows every study's
-    claims in one table, first (see ``raystudy.algorithms.stats`` for the tests).
+    otherwise (and with too few seeds or clusters); ``precondition failed`` when any of
+    ``preconditions`` does not hold (the effect and interval are still shown) and ``not
+    run`` for a regime the run did not cover (see :data:`Verdict`). ``n`` counts the units
+    of the test (seeds, or clusters such as datasets), not trials. ``scope`` says what the
+    verdict holds for: the data (real, or a generated stand-in named as one) and the
+    hardware and regime. The report shows every study's claims in one table, first (see
+    ``raystudy.algorithms.stats`` for the tests and ``raystudy.claims`` for the helpers).
     """
 
     statement: str
@@ -115,10 +153,36 @@ class Claim:
     ci_low: float
     ci_high: float
     n: int
-    verdict: Literal["supported", "contradicted", "inconclusive at this scale"]
+    verdict: Verdict
     p_value: float | None = None
     note: str = ""
     """One line: what the reader should know (selection, units, why inconclusive)."""
+    scope: str = field(kw_only=True)
+    """What the verdict holds for: the data ("generated N-MNIST-format events from digits,
+    not N-MNIST") and the hardware and regime ("CPU, 1 thread, batch 2"). Never empty."""
+    preconditions: tuple[Precondition, ...] = field(default=(), kw_only=True)
+    """What had to hold first, each with its evidence; any failing one makes the verdict
+    ``precondition failed``."""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.scope, str) or not self.scope.strip():
+            raise ValueError(f"claim {self.statement!r} has no scope: say what its verdict "
+                             "holds for (the data, stand-in or real, and the hardware)")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"claim {self.statement!r}: verdict {self.verdict!r} is not one "
+                             f"of {', '.join(VERDICTS)}")
+        self.preconditions = tuple(self.preconditions)
+        failed = [p.statement for p in self.preconditions if not p.holds]
+        if failed and self.verdict != "precondition failed":
+            raise ValueError(f"claim {self.statement!r} reads {self.verdict!r} although its "
+                             f"precondition failed: {'; '.join(failed)}")
+        if self.verdict == "precondition failed" and not failed:
+            raise ValueError(f"claim {self.statement!r} reads 'precondition failed' but "
+                             "names no failed precondition")
+
+    @property
+    def failed_preconditions(self) -> tuple[Precondition, ...]:
+        return tuple(p for p in self.preconditions if not p.holds)
 
 
 @dataclass

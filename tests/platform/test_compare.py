@@ -7,13 +7,17 @@ import json
 from raystudy.cli import main
 
 
-def _claim(verdict, effect=0.2, low=0.1, high=0.3, n=8):
-    return {"statement": "A beats B", "test": "paired", "effect": "A - B",
-            "effect_size": effect, "ci_low": low, "ci_high": high, "n": n,
-            "verdict": verdict, "p_value": 0.01, "note": ""}
+def _claim(verdict, effect=0.2, low=0.1, high=0.3, n=8, size_holds=None):
+    claim = {"statement": "A beats B", "test": "paired", "effect": "A - B",
+             "effect_size": effect, "ci_low": low, "ci_high": high, "n": n,
+             "verdict": verdict, "p_value": 0.01, "note": ""}
+    if size_holds is not None:
+        claim["preconditions"] = [{"statement": "the test holds its size",
+                                   "holds": size_holds, "evidence": "size 0.05"}]
+    return claim
 
 
-def _run(tmp_path, name, study, verdict, loss, lr_default, cpu):
+def _run(tmp_path, name, study, verdict, loss, lr_default, cpu, size_holds=None):
     run = tmp_path / name
     run.mkdir()
     (run / "raystudy.json").write_text(json.dumps({"study": study, "kind": "sweep"}))
@@ -25,7 +29,7 @@ def _run(tmp_path, name, study, verdict, loss, lr_default, cpu):
                     "metrics": {"eval/loss": loss}},
                    {"trial_id": "2", "params": {"seed": 1}, "status": "finished",
                     "metrics": {"eval/loss": 2 * loss}}],
-        "claims": [_claim(verdict)], "versions": {"raystudy": "0.1.0"},
+        "claims": [_claim(verdict, size_holds=size_holds)], "versions": {"raystudy": "0.1.0"},
         "hardware": {"cpu": cpu}, "wall_time_s": 10.0, "written_at": "2026-12-02 10:00:00"}
     (run / "summary.json").write_text(json.dumps(summary))
     return run
@@ -57,3 +61,17 @@ def test_runs_of_different_studies_are_refused_in_one_line(tmp_path, capsys):
                    f"{b} is t\n")
     assert main(["compare", str(a)]) == 2
     assert "at least two run folders" in capsys.readouterr().err
+
+
+def test_a_verdict_changed_by_a_precondition_says_which(tmp_path):
+    laptop = _run(tmp_path, "laptop", "s", "supported", 1.0, 0.01, "EPYC", size_holds=True)
+    cluster = _run(tmp_path, "cluster", "s", "precondition failed", 1.0, 0.01, "EPYC",
+                   size_holds=False)
+    out = tmp_path / "cmp"
+    assert main(["compare", str(laptop), str(cluster), "--out", str(out)]) == 0
+    page = (out / "compare.md").read_text()
+    claim_row = next(line for line in page.splitlines() if line.startswith("| A beats B"))
+    assert "⚠ precondition failed" in claim_row
+    assert ("⚠ changed because precondition 'the test holds its size': holds in laptop, "
+            "fails in cluster") in claim_row
+    assert "because precondition" in (out / "compare.html").read_text()

@@ -21,7 +21,7 @@ from raystudy.errors import UserError
 from raystudy.platform.configuration import registry
 from raystudy.platform.configuration.spaces import optuna_distributions
 from raystudy.platform.tracking.optuna_mirror import storage_url
-from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
+from raystudy.studies.optimizer_robustness.config import OptimizerRobustnessConfig
 
 
 def test_space_distributions_and_storage_urls(tmp_path):

@@ -34,13 +34,14 @@ CLAIM = Claim(
     verdict="supported",
     p_value=0.03125,
     note="a one-line note",
+    scope="generated stand-in, CPU",
 )
 
 
 def _analyze(results, figures_dir: Path) -> Analysis:
     return Analysis(tables=[Table("Own table", ["x"], [[1]])], claims=[
         CLAIM, Claim("C helps", "clustered slope", "slope", math.nan, math.nan, math.nan, 2,
-                     "inconclusive at this scale")])
+                     "inconclusive at this scale", scope="generated stand-in, CPU")])
 
 
 def _study(analyze) -> Study:
@@ -77,10 +78,11 @@ def test_claim_section_comes_first_in_markdown_and_html(written):
     md = (run / "report.md").read_text()
     assert md.index("## Claim") < md.index("### Own table") < md.index("### Trials")
     section = md[md.index("## Claim"):md.index("### Own table")]
-    assert "| claim | case | effect [95 % CI] | n | p | verdict |" in section
-    assert "|:---|:---|:---|---:|---:|:---|" in section               # text left, numbers right
+    assert "| claim | case | scope | effect [95 % CI] | n | p | verdict |" in section
+    assert "|:---|:---|:---|:---|---:|---:|:---|" in section           # text left, numbers right
     assert "**Method A beats B \\| on every seed**" in section      # pipes escaped
-    assert "| A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | ✔ supported |" in section
+    assert ("| generated stand-in, CPU | A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | ✔ supported |"
+            in section)
     assert "| · inconclusive at this scale |" in section
     assert "- _Method A beats B \\| on every seed -- note_: a one-line note" in section
     page = (run / "report.html").read_text()
@@ -105,6 +107,28 @@ def test_a_claim_sentence_is_written_once_for_its_cases():
     assert "(digits, l2) -- note_: a one-line note" in md       # a note of one case only
 
 
+def test_preconditions_sit_under_their_row_and_not_run_rows_come_last():
+    from raystudy import claims
+    from raystudy.platform.report import render
+    size = claims.Precondition("the test holds its size", False, "size 0.089")
+    gated = dataclasses.replace(CLAIM, statement="Power beats the mean test (dirichlet)",
+                                verdict="precondition failed", preconditions=(size,))
+    cuda = claims.not_run("Power beats the mean test (CUDA)", "CUDA", "no GPU in this run")
+    gpu = claims.not_run("Faster on GPU", "CUDA, batch 32", "no GPU in this run")
+    md = render.claims_markdown([cuda, gpu, gated, CLAIM])
+    rows = [line for line in md.splitlines() if line.startswith("| ")][1:]
+    assert rows[0].startswith("| **Power beats the mean test** | dirichlet | generated")
+    assert "⚠ precondition failed" in rows[0]
+    assert rows[1] == "| | | | ↳ ✘ precondition: the test holds its size (size 0.089) | | | |"
+    assert rows[2].startswith("|  | CUDA | CUDA |") and rows[2].endswith("○ not run |")
+    assert rows[3].startswith("| **Method A beats B")     # tested groups before not-run ones
+    assert rows[4].startswith("| **Faster on GPU** | - | CUDA, batch 32 |")
+    page = render.claims_html([gated, cuda])
+    assert "<span class='verdict v-precondition'>precondition failed</span>" in page
+    assert "<tr class='precondition'><td></td><td></td><td colspan='5'>✘ precondition" in page
+    assert "<span class='verdict v-not'>not run</span>" in page
+
+
 def test_the_report_shows_the_command_the_config_and_every_trial(written):
     run = written()
     request = json.loads((run / "raystudy.json").read_text())
@@ -123,6 +147,7 @@ def test_summary_json_holds_the_claims_and_the_hardware(written):
     assert first["statement"] == CLAIM.statement and first["verdict"] == "supported"
     assert first["ci_low"] == 0.1 and first["n"] == 6 and first["p_value"] == 0.03125
     assert summary["claims"][1]["p_value"] is None
+    assert first["scope"] == "generated stand-in, CPU" and first["preconditions"] == []
     hardware = summary["hardware"]
     assert hardware["cpu"] and hardware["torch_threads"] >= 1
     assert set(hardware["cpu_flags"]) <= set(report.NUMERIC_FLAGS)
@@ -146,8 +171,8 @@ def test_cpuinfo_reads_model_and_numeric_flags(tmp_path):
 
 def test_claims_table_is_one_row_per_claim_for_tools():
     table = report.claims_table([CLAIM])
-    assert table.rows == [[CLAIM.statement, CLAIM.test, "A - B: 0.25 [0.1, 0.4]", 6, 0.03125,
-                           "supported", "a one-line note"]]
+    assert table.rows == [[CLAIM.statement, CLAIM.scope, CLAIM.test, "A - B: 0.25 [0.1, 0.4]",
+                           6, 0.03125, "supported", "-", "a one-line note"]]
 
 
 def _analyze_with_figure(results, figures_dir: Path) -> Analysis:

@@ -6,7 +6,7 @@ import pytest
 
 from raystudy.errors import ConfigError
 from raystudy.platform.configuration.spaces import build_param_space, log_grid
-from raystudy.studies.optimizer_robustness.recipe import OptimizerRobustnessConfig
+from raystudy.studies.optimizer_robustness.config import OptimizerRobustnessConfig
 
 
 def test_log_grid_hand_computed():

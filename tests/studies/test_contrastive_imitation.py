@@ -14,6 +14,11 @@ from raystudy.contract.context import LocalContext
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.configuration.config import load_config
 from raystudy.studies.contrastive_imitation import recipe as ci
+from raystudy.studies.contrastive_imitation.config import (
+    METHODS,
+    ContrastiveImitationConfig,
+    dualcoil_settings,
+)
 
 STUDY = "contrastive_imitation"
 
@@ -28,8 +33,8 @@ def tiny(tmp_path, **extra) -> dict[str, str]:
             **extra}
 
 
-def config(overrides: dict[str, str]) -> ci.ContrastiveImitationConfig:
-    return load_config(ci.ContrastiveImitationConfig, STUDY, "quick", overrides)
+def config(overrides: dict[str, str]) -> ContrastiveImitationConfig:
+    return load_config(ContrastiveImitationConfig, STUDY, "quick", overrides)
 
 
 @pytest.mark.parametrize("key, value, message", [
@@ -55,14 +60,14 @@ def test_bad_values_are_one_line_config_errors(key, value, message):
 
 
 def test_dualcoil_preset_auto_takes_the_papers_constants():
-    dual, norm = ci.dualcoil_settings(config({"data.task": "hopper", "dualcoil.preset": "auto"}))
+    dual, norm = dualcoil_settings(config({"data.task": "hopper", "dualcoil.preset": "auto"}))
     assert (dual.alpha, dual.beta, dual.actor_q_scale, dual.weight_decay, norm) == \
         (0.4, 30.0, 1.0, 0.001, False)
-    dual, norm = ci.dualcoil_settings(config({"data.task": "halfcheetah",
+    dual, norm = dualcoil_settings(config({"data.task": "halfcheetah",
                                               "data.mix": "medium/1/10/30",
                                               "dualcoil.preset": "auto"}))
     assert (dual.alpha, dual.beta, dual.actor_q_scale, norm) == (0.6, 15.0, 0.5, True)
-    dual, norm = ci.dualcoil_settings(config({"dualcoil.alpha": "0.3"}))  # quick: the fields
+    dual, norm = dualcoil_settings(config({"dualcoil.alpha": "0.3"}))  # quick: the fields
     assert dual.alpha == 0.3 and norm and dual.pretrain_steps == 1000
 
 
@@ -161,7 +166,7 @@ def test_quick_sweep_reports_scores_curves_and_the_claim(ray_session, tmp_path):
     summary = json.loads((run / "summary.json").read_text())
     assert summary["counts"]["finished"] == 12
     scores = summary["analysis"]["scores"]["random/1/3/5"]
-    assert set(scores) == set(ci.METHODS)
+    assert set(scores) == set(METHODS)
     assert all(len(s["values"]) == 2 and np.isfinite(s["mean"]) for s in scores.values())
     verdict = summary["analysis"]["claim"]["random/1/3/5"]
     assert {"dualcoil", "bc_all", "best_baseline", "ahead_of_bc_all"} <= set(verdict)
@@ -217,21 +222,26 @@ def test_two_train_workers_read_their_shards_and_average_gradients(ray_session, 
     assert np.isfinite(trial["metrics"]["eval/score"])
 
 
-def _imitation_results(seeds: int, lead: float):
-    """Finished trials on one mix: DualCOIL ``lead`` above DWBC and 30 above the others."""
+def _imitation_results(seeds: int, lead: float, level: float = 50.0, **config):
+    """Finished trials on one mix: DualCOIL ``lead`` above DWBC and 30 above BC on all
+    data, DWBC around ``level`` (normalised score); ``config`` adds keys to every trial."""
     from raystudy.contract.results import RunResults, TrialRecord
 
     offsets = {"dualcoil": lead, "dwbc": 0.0, "bc_all": -30.0, "bc_oracle": 90.0}
     trials = []
     for method, offset in offsets.items():
         for seed in range(seeds):
-            score = 50.0 + 4.0 * ((seed * 3) % 5) + offset + 0.1 * seed
+            score = level + 4.0 * ((seed * 3) % 5) + offset + 0.1 * seed
             history = [{"train/step": 10, "eval/score": score - 5},
                        {"train/step": 20, "eval/score": score, "data/good_episodes": 1}]
-            config = {"data.mix": "random/1/10/30", "method": method, "train.seed": seed}
             trials.append(TrialRecord(f"{method}-{seed}", {}, "finished", history=history,
-                                      config=config))
+                                      config={"data.mix": "random/1/10/30", "method": method,
+                                              "train.seed": seed, **config}))
     return RunResults(None, {}, trials)
+
+
+def _tested(claims):
+    return [c for c in claims if c.verdict != "not run"]
 
 
 @pytest.mark.parametrize("seeds, lead, verdicts", [
@@ -242,11 +252,47 @@ def test_analyze_claims_dualcoil_against_each_baseline_with_holm(tmp_path, seeds
                                                                  verdicts):
     from raystudy.studies.contrastive_imitation.analysis import analyze
 
-    claims = analyze(_imitation_results(seeds, lead), tmp_path).claims
+    claims = _tested(analyze(_imitation_results(seeds, lead), tmp_path).claims)
     assert [c.statement.rsplit("vs ", 1)[1] for c in claims] == ["bc_all)", "dwbc)"]
     assert [c.verdict for c in claims] == verdicts                   # no oracle row
     assert claims[1].effect_size == pytest.approx(lead) and claims[1].n == seeds
     assert all("Holm-adjusted p over 2 mix x baseline tests" in c.test for c in claims)
+    assert all(p.holds for c in claims for p in c.preconditions)
+
+
+def test_a_baseline_that_never_left_random_fails_the_precondition(tmp_path):
+    """BC on all data around 0, the random policy's score (the quick profile measured -8
+    at 6,000 steps): beating it is no evidence, so its row reads "precondition failed" and
+    keeps its place in the Holm family; DWBC (around 30) still reads."""
+    from raystudy.studies.contrastive_imitation.analysis import analyze
+
+    bc_all, dwbc = _tested(analyze(_imitation_results(7, 5.0, level=22.0), tmp_path).claims)
+    assert bc_all.verdict == "precondition failed" and bc_all.effect_size > 0
+    (failed,) = bc_all.failed_preconditions
+    assert failed.statement.startswith("bc_all learns: its mean normalised score is at "
+                                       "least 10 above the random policy's")
+    assert failed.evidence.startswith("bc_all -") and "over 7 seeds" in failed.evidence
+    assert dwbc.verdict == "supported" and "over 2 mix x baseline tests" in dwbc.test
+
+
+def test_generated_data_is_named_a_stand_in_and_the_papers_regimes_are_not_run(tmp_path):
+    from raystudy.studies.contrastive_imitation.analysis import PAPER_SCALE, analyze
+
+    claims = analyze(_imitation_results(3, 5.0, **{"data.source": "generate",
+                                                   "data.task": "pendulum"}), tmp_path).claims
+    tested = _tested(claims)
+    for claim in tested:
+        assert claim.scope.startswith("generated Pendulum-v1 data")
+        assert "a stand-in for D4RL's MuJoCo datasets, not D4RL" in claim.scope
+    not_run = claims[len(tested):]
+    assert [c.statement.split("on D4RL ")[-1].split(" ")[0] for c in not_run[:4]] == [
+        "hopper", "halfcheetah", "walker2d", "ant"]
+    assert not_run[4].scope == PAPER_SCALE and {c.verdict for c in not_run} == {"not run"}
+    on_hopper = analyze(_imitation_results(3, 5.0, **{
+        "data.source": "d4rl", "data.task": "hopper", "train.steps": 1_000_000}), tmp_path)
+    assert [c.scope.split(" ")[1] for c in on_hopper.claims if c.verdict == "not run"] == [
+        "halfcheetah-v2", "walker2d-v2", "ant-v2"]
+    assert on_hopper.claims[0].scope.startswith("D4RL-format files of hopper")
 
 
 def test_safedice_alpha_is_the_unlabeled_sets_undesirable_share_unless_set(tmp_path):

@@ -91,3 +91,24 @@ def test_digits_trial_runs():
     train_loop(cfg, ctx)
     last = ctx.reports[-1]
     assert np.isfinite(last["eval/mmd2"]) and 0 <= last["eval/class_acc"] <= 1
+
+
+def test_probe_is_a_fixed_random_feature_space_apart_from_the_selection():
+    """Every pool measures in a fixed random-feature map of its data space: the same map
+    whatever builds it, never the selection space (the mixture selects in the 8-d data)."""
+    from raystudy.studies.diffusion_condensation.data import (
+        PROBE_WIDTH,
+        mixture_pool,
+        random_features,
+    )
+
+    pool = mixture_pool(0, 4, 8, 60, 100)
+    features = pool.probe(pool.x_test)
+    assert features.shape == (len(pool.x_test), PROBE_WIDTH) and features.min() >= 0
+    assert pool.select_x.shape[1] == 8 != PROBE_WIDTH
+    again = random_features(pool.x_train)(pool.x_test)
+    assert np.array_equal(features, again)
+    other = random_features(pool.x_train, seed=1)(pool.x_test)
+    assert not np.allclose(features, other)
+    constant = np.zeros((5, 3))  # a constant feature (digits' border pixels) stays finite
+    assert np.isfinite(random_features(constant)(np.ones((2, 3)))).all()

@@ -12,7 +12,8 @@ from raystudy.cli import main
 from raystudy.contract.context import LocalContext
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.configuration.config import apply_overrides, validate
-from raystudy.studies.empirical_gp.recipe import STUDY, EmpiricalGPConfig, check_data, train_loop
+from raystudy.studies.empirical_gp.config import EmpiricalGPConfig
+from raystudy.studies.empirical_gp.recipe import STUDY, check_data, train_loop
 
 TINY = {"task.test_tasks": 6, "corpus.datasets": 60, "model.reference_points": 12,
         "model.iterations": 4, "eval.baselines": "base,matern52", "eval.baseline_steps": 30,
@@ -205,10 +206,11 @@ def test_quick_sweep_with_e_step_shards_as_ray_tasks(ray_session, tmp_path):
         assert (run / "figures" / f"{name}.png").stat().st_size > 10_000
 
 
-def _gp_trials(seeds: int, egp_gain: float):
+def _gp_trials(seeds: int, egp_gain: float, **settings):
     """Trials of two corpus sizes: on the headline one (S=400) EGP's NLL at h=20 is the best
     kernel's minus ``egp_gain`` (+ a seed wobble) and the strongest baseline's (corpus_gp)
-    minus ``egp_gain - 0.05``; the small corpus (S=25) is much worse."""
+    minus ``egp_gain - 0.05``; the small corpus (S=25) is much worse. ``settings`` adds
+    config keys to every trial."""
     from raystudy.contract.results import TrialRecord
 
     trials = []
@@ -226,7 +228,7 @@ def _gp_trials(seeds: int, egp_gain: float):
                     last[f"eval/{method}/{k}"] = 0.5
             config = {"task.family": "curves", "corpus.datasets": S,
                       "model.regularisation": "none", "model.reference_points": 26,
-                      "train.seed": seed}
+                      "train.seed": seed, **settings}
             trials.append(TrialRecord(f"t{S}-{seed}", {}, "finished", history=[last],
                                       config=config))
     return trials
@@ -240,9 +242,11 @@ def test_analyze_claims_egp_against_the_best_kernel_paired_over_seeds(tmp_path, 
     from raystudy.studies.empirical_gp.analysis import analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _gp_trials(seeds, gain)), tmp_path)
-    kernel, strongest = analysis.claims
-    for claim, effect in ((kernel, -gain), (strongest, 0.05 - gain)):
+    kernel, strongest, competitive = [c for c in analysis.claims if c.verdict != "not run"]
+    for claim, effect in ((kernel, -gain), (strongest, 0.05 - gain),
+                          (competitive, 0.05 - gain)):
         assert claim.verdict == verdict and claim.n == seeds
+        assert all(p.holds for p in claim.preconditions)
         assert claim.effect_size == pytest.approx(effect)      # only S=400 trials are paired
         assert "h=20" in claim.effect and "S=400" in claim.note
     assert "per-task kernel" in kernel.effect
@@ -250,3 +254,39 @@ def test_analyze_claims_egp_against_the_best_kernel_paired_over_seeds(tmp_path, 
     table = next(t for t in analysis.tables if t.title.startswith("Claim: NLL at h=20"))
     assert len(table.rows) == seeds and {r[4] for r in table.rows} == {"matern52"}
     assert {r[6] for r in table.rows} == {"corpus_gp"}
+    assert "non-inferiority (not 0.1 above)" in competitive.test
+
+
+def test_a_baseline_fitted_with_fewer_steps_than_its_budget_fails_the_precondition(tmp_path):
+    """Per-task kernels fitted with 10 Adam steps (the budget is 100) and the corpus GP with
+    5 L-BFGS iterations (budget 50): beating an under-fitted baseline is no evidence."""
+    from raystudy.contract.results import RunResults
+    from raystudy.studies.empirical_gp.analysis import CLAIM, STRONGEST, analyze
+
+    trials = _gp_trials(6, 0.1, **{"eval.baseline_steps": 10, "model.corpus_fit_steps": 5})
+    claims = analyze(RunResults(tmp_path, {}, trials), tmp_path).claims
+    (kernel,) = [c for c in claims if c.statement.startswith(CLAIM + " (")]
+    (strongest,) = [c for c in claims if c.statement.startswith(STRONGEST)]
+    assert kernel.verdict == strongest.verdict == "precondition failed"
+    (failed,) = kernel.failed_preconditions
+    assert failed.statement.startswith("matern52's hyperparameters were fitted with at least "
+                                       "100 steps (eval.baseline_steps)")
+    assert failed.evidence == "eval.baseline_steps = 10 in 6 trials"  # the headline S=400
+    assert "model.corpus_fit_steps = 5" in strongest.failed_preconditions[0].evidence
+
+
+def test_generated_families_are_named_stand_ins_and_real_benchmarks_are_not_run(tmp_path):
+    from raystudy.contract.results import RunResults
+    from raystudy.studies.empirical_gp.analysis import analyze
+
+    claims = analyze(RunResults(tmp_path, {}, _gp_trials(3, 0.1)), tmp_path).claims
+    tested = [c for c in claims if c.verdict != "not run"]
+    assert len(tested) == 3
+    for claim in tested:
+        assert claim.scope.startswith("generated learning curves (a mixture of six parametric "
+                                      "shapes over 52 epochs): a stand-in for LCBench, not "
+                                      "LCBench; S = 400 corpus datasets")
+        assert claim.scope.endswith("; CPU, train.threads=1")
+    assert [c.scope.split(" (")[0].split(",")[0] for c in claims[3:]] == [
+        "LCBench", "the paper's real time-series benchmarks"]
+    assert {c.verdict for c in claims[3:]} == {"not run"}

@@ -14,12 +14,8 @@ from raystudy.contract.context import LocalContext
 from raystudy.errors import ConfigError
 from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.graph_transfer import recipe
-from raystudy.studies.graph_transfer.recipe import (
-    STUDY,
-    GraphTransferConfig,
-    namespaced,
-    train_loop,
-)
+from raystudy.studies.graph_transfer.config import GraphTransferConfig
+from raystudy.studies.graph_transfer.recipe import STUDY, namespaced, train_loop
 
 STUDY_DIR = Path(recipe.__file__).parent
 TINY = {"data.num_nodes": 120, "data.avg_degree": 6, "data.feature_dim": 8,
@@ -150,37 +146,107 @@ def _trials(slope: float, seeds: int = 2):
                                             (0.0, "inconclusive at this scale")])
 def test_analyze_claims_the_homophily_slope_over_five_graphs(tmp_path, slope, verdict):
     from raystudy.contract.results import RunResults
-    from raystudy.studies.graph_transfer.recipe import analyze
+    from raystudy.studies.graph_transfer.analysis import analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _trials(slope)), tmp_path)
-    (claim,) = analysis.claims
+    claim = analysis.claims[0]
     assert claim.n == 5 and claim.verdict == verdict
     assert "5 cluster means (10 runs)" in claim.test and "3 df" in claim.test
     assert claim.effect_size == pytest.approx(slope, abs=0.02)
+    assert [p.holds for p in claim.preconditions] == [True, True]
+    assert "edge homophily 0.10 .. 0.90 over 5 graphs" in claim.preconditions[0].evidence
     empty = analyze(RunResults(tmp_path, {}, []), tmp_path)
     assert empty.claims[0].verdict == "inconclusive at this scale"
 
 
-def _snr_trials(slope: float):
+def _snr_trials(slope: float, nc_at_lowest: float = 0.5, lp_auc: float = 0.74):
     """nc and warm_lp_nc on 5 graphs of feature SNR s = 0.5 .. 2.5, one homophily:
-    NC gain = slope * (s - 1.5) + noise."""
-    return _paired_trials([(f"csbm-h0.5-s{s}", 0.4 + 0.2 * s, slope * (s - 1.5),
-                            {"task/feature_snr": s, "stats/edge_homophily": 0.5})
-                           for s in (0.5, 1.0, 1.5, 2.0, 2.5)], "nc", "warm_lp_nc", "nc_acc")
+    NC gain = slope * (s - 1.5) + noise, NC accuracy ``nc_at_lowest`` at s = 0.5 (0.2 more
+    per unit of s), chance 0.25; and an LP baseline of ROC-AUC ``lp_auc`` on each graph."""
+    from raystudy.contract.results import TrialRecord
+
+    graphs = [(f"csbm-h0.5-s{s}", nc_at_lowest + 0.2 * (s - 0.5), slope * (s - 1.5),
+               {"task/feature_snr": s, "stats/edge_homophily": 0.5, "task/nc_chance": 0.25})
+              for s in (0.5, 1.0, 1.5, 2.0, 2.5)]
+    lp = [TrialRecord(f"lp-{dataset}-{seed}", {}, "finished",
+                      config={"protocol.name": "leakage_free", "data.dataset": dataset,
+                              "model.backbone": "gcn", "transfer.mechanism": "lp",
+                              "train.seed": seed},
+                      history=[{"eval/lp_auc": lp_auc, **extra}])
+          for dataset, _, _, extra in graphs for seed in range(2)]
+    return _paired_trials(graphs, "nc", "warm_lp_nc", "nc_acc") + lp
 
 
 @pytest.mark.parametrize("slope, verdict", [(-0.05, "supported"), (0.05, "contradicted"),
                                             (0.0, "inconclusive at this scale")])
 def test_analyze_claims_the_lp_to_nc_gain_falls_with_feature_snr(tmp_path, slope, verdict):
     from raystudy.contract.results import RunResults
-    from raystudy.studies.graph_transfer.recipe import SNR_CLAIM, analyze
+    from raystudy.studies.graph_transfer.analysis import SNR_CLAIM, analyze
 
     analysis = analyze(RunResults(tmp_path, {}, _snr_trials(slope)), tmp_path)
-    homophily, snr = analysis.claims
-    assert homophily.verdict == "inconclusive at this scale"    # one homophily: no slope
+    homophily, level, snr = [c for c in analysis.claims if c.verdict != "not run"]
+    assert homophily.verdict == "inconclusive at this scale"    # no warm_nc_lp: no slope
+    assert level.verdict == "inconclusive at this scale"        # nor a level
     assert snr.statement == SNR_CLAIM and snr.n == 5 and snr.verdict == verdict
+    assert [p.holds for p in snr.preconditions] == [True, True, True]
     assert "5 cluster means (10 runs)" in snr.test
     assert snr.effect_size == pytest.approx(slope, abs=0.005)
     table = next(t for t in analysis.tables if "feature SNR" in t.title)
     assert [row[1] for row in table.rows] == [0.5, 1.0, 1.5, 2.0, 2.5]
     assert table.rows[0][2] == pytest.approx(0.505)            # NC acc single at s = 0.5
+    assert table.rows[0][3] == pytest.approx(0.74)             # LP AUC single
+
+
+def test_a_gain_over_an_lp_baseline_at_chance_fails_the_precondition(tmp_path):
+    """The LP baseline at ROC-AUC 0.52 on one graph: the homophily slope reads
+    "precondition failed", with the interval still shown."""
+    from raystudy.contract.results import RunResults
+    from raystudy.studies.graph_transfer.analysis import CLAIM, analyze
+
+    graphs = [(f"csbm-h{h}", 0.52 if h == 0.3 else 0.7, 0.2 * (h - 0.5),
+               {"stats/edge_homophily": h}) for h in (0.1, 0.3, 0.5, 0.7, 0.9)]
+    trials = _paired_trials(graphs, "lp", "warm_nc_lp", "lp_auc")
+    claim = analyze(RunResults(tmp_path, {}, trials), tmp_path).claims[0]
+    assert claim.statement == CLAIM and claim.verdict == "precondition failed"
+    (failed,) = claim.failed_preconditions
+    assert "LP baseline learns" in failed.statement and "(csbm-h0.3)" in failed.evidence
+    assert claim.ci_low > 0 and "without it the interval reads 'supported'" in claim.note
+
+
+def test_the_snr_slope_outside_the_papers_regime_fails_the_precondition(tmp_path):
+    """NC saturated at the lowest SNR (0.92) and LP hard (ROC-AUC 0.62): not the regime
+    where the paper says LP->NC helps."""
+    from raystudy.contract.results import RunResults
+    from raystudy.studies.graph_transfer.analysis import SNR_CLAIM, analyze
+
+    trials = _snr_trials(-0.05, nc_at_lowest=0.92, lp_auc=0.62)
+    (snr,) = [c for c in analyze(RunResults(tmp_path, {}, trials), tmp_path).claims
+              if c.statement == SNR_CLAIM]
+    assert snr.verdict == "precondition failed"
+    assert [p.statement.split(":")[0] for p in snr.failed_preconditions] == [
+        "LP is easy at every feature SNR", "NC is unsaturated at the lowest SNR"]
+    assert "NC accuracy 0.9" in snr.failed_preconditions[1].evidence
+
+
+def test_homophilous_graphs_read_the_level_and_the_papers_datasets_are_not_run(tmp_path):
+    """The abstract's "consistently beneficial on homophilic graphs": one row per graph of
+    edge homophily >= 0.5; every claim names the generated CSBMs as stand-ins; each of the
+    paper's 11 real datasets is a row *not run*, after the tested rows."""
+    from raystudy.algorithms.graph_transfer.datasets import PAPER_DATASETS
+    from raystudy.contract.results import RunResults
+    from raystudy.studies.graph_transfer.analysis import HOMOPHILOUS_CLAIM, analyze
+
+    found = analyze(RunResults(tmp_path, {}, _trials(0.2, seeds=7)), tmp_path).claims
+    level = [c for c in found if c.statement.startswith(HOMOPHILOUS_CLAIM)]
+    assert [c.statement.split("(")[-1] for c in level] == [
+        "csbm-h0.5, edge homophily 0.50)", "csbm-h0.7, edge homophily 0.70)",
+        "csbm-h0.9, edge homophily 0.90)"]
+    assert [c.verdict for c in level] == ["inconclusive at this scale", "supported",
+                                          "supported"]          # gain 0 at h = 0.5
+    tested = [c for c in found if c.verdict != "not run"]
+    for claim in tested:
+        assert "generated contextual SBM graphs" in claim.scope
+        assert "stand-ins for the paper's real graphs, not them" in claim.scope
+    not_run = found[len(tested):]
+    assert [c.scope.split(",")[0] for c in not_run] == list(PAPER_DATASETS)
+    assert {c.verdict for c in not_run} == {"not run"}

@@ -16,7 +16,12 @@ from raystudy.cli import main
 from raystudy.platform.configuration.show import field_docs
 from raystudy.studies.large_kernel_conv import recipe
 from raystudy.studies.large_kernel_conv.analysis import Block, cells, lka_claims
-from raystudy.studies.large_kernel_conv.recipe import LargeKernelConfig, TimingConfig, shape_of
+from raystudy.studies.large_kernel_conv.config import (
+    LargeKernelConfig,
+    ProxyConfig,
+    TimingConfig,
+    shape_of,
+)
 
 STUDY_DIR = Path(__file__).parents[2] / "raystudy" / "studies" / "large_kernel_conv"
 RAYSTUDY = [sys.executable, "-m", "raystudy"]
@@ -95,8 +100,11 @@ def test_lka_claim_reads_the_crossover():
     assert all(c.verdict == "supported" for c in out), [c.verdict for c in out]
     flipped = cells([_block(7, b, 2.0 + 0.01 * b) for b in range(8)])
     assert lka_claims(flipped)[0].verdict == "contradicted"
-    missing = lka_claims(cells([Block("t", "cpu", "fwd", 2, 8, 7, 0, {"dw5": 1.0})]))
-    assert "iGEMM" in missing[0].note and missing[0].n == 0
+    not_run = lka_claims(cells([Block("t", "cpu", "fwd", 2, 8, 7, 0, {"dw5": 1.0})]))
+    assert "iGEMM" in not_run[0].note and not_run[0].n == 0
+    assert not_run[0].verdict == "not run" and "CUDA" in not_run[0].scope
+    missing = lka_claims(cells([Block("t", "cuda", "fwd", 2, 8, 7, 0, {"dw5": 1.0})]))
+    assert missing[0].verdict == "inconclusive at this scale" and "iGEMM" in missing[0].note
 
 
 def test_bad_config_exits_2(tmp_path: Path):
@@ -152,21 +160,139 @@ def test_proxy_trial_reports_accuracy_and_resumes_where_it_stopped():
     assert len(resumed.reports) == 1
     assert resumed.reports[-1]["eval/acc"] == full.reports[-1]["eval/acc"]
     with pytest.raises(ValueError, match="k odd"):
-        LargeKernelConfig(proxy=recipe.ProxyConfig(mixer="dw12")).validate()
+        LargeKernelConfig(proxy=ProxyConfig(mixer="dw12")).validate()
+
+
+def tuned(test_by_seed: dict[int, float], lrs=(1e-3, 3e-3), best=3e-3, worse=0.1):
+    """One mixer's proxy runs: every lr validated, ``best`` the best on validation (its test
+    accuracies ``test_by_seed``), the others ``worse`` below it."""
+    return {lr: {s: ((acc, acc) if lr == best else (acc - worse, acc - worse))
+                 for s, acc in test_by_seed.items()} for lr in lrs}
 
 
 def test_proxy_claims_read_equivalence_and_non_inferiority():
     from raystudy.studies.large_kernel_conv.analysis import proxy_claims
 
-    same = {"wbmm7": {s: 0.80 + 0.001 * s for s in range(8)},
-            "dw13": {s: 0.80 + 0.001 * s + 0.002 * (-1) ** s for s in range(8)},
-            "dw5": {s: 0.60 for s in range(8)}}
+    same = {"wbmm7": tuned({s: 0.80 + 0.001 * s for s in range(8)}),
+            "dw13": tuned({s: 0.80 + 0.001 * s + 0.002 * (-1) ** s for s in range(8)},
+                          best=1e-3),
+            "dw5": tuned({s: 0.60 for s in range(8)})}
     equivalent, *non_inferior = proxy_claims(same)
     assert "within 1 pp of dw13" in equivalent.statement
     assert [c.verdict for c in (equivalent, *non_inferior)] == ["supported"] * 3
-    better = {**same, "dw13": {s: 0.70 for s in range(8)}, "dw5": {s: 0.90 for s in range(8)}}
+    assert "dw13 0.001" in equivalent.note  # each mixer read at its own best lr
+    better = {**same, "dw13": tuned({s: 0.70 for s in range(8)}),
+              "dw5": tuned({s: 0.90 for s in range(8)})}
     # clearly better than dw13: not equivalent, yet non-inferior; clearly worse than dw5
     assert [c.verdict for c in proxy_claims(better)] == ["contradicted", "supported",
                                                          "contradicted"]
     (missing,) = proxy_claims({})
-    assert missing.n == 0 and "space proxy" in missing.note
+    assert missing.n == 0 and "space proxy" in missing.note and missing.scope
+
+
+def test_proxy_claims_fail_their_preconditions_when_untuned_or_at_chance():
+    """One shared lr (the old proxy space) is no tuned comparison, and a mixer at chance
+    is no arm to compare: both read "precondition failed", the interval still shown."""
+    from raystudy.studies.large_kernel_conv.analysis import proxy_claims
+
+    wbmm = {s: 0.88 + 0.001 * s for s in range(8)}
+    one_lr = {"wbmm7": tuned(wbmm, lrs=(3e-3,)), "dw13": tuned({s: 0.77 for s in range(8)},
+                                                              lrs=(3e-3,))}
+    equivalent, non_inferior = proxy_claims(one_lr)
+    assert equivalent.verdict == non_inferior.verdict == "precondition failed"
+    assert non_inferior.effect_size == pytest.approx(0.1135)
+    (failed,) = non_inferior.failed_preconditions
+    assert "same number of learning rates" in failed.statement
+    assert "wbmm7: 1 lr(s) (0.003)" in failed.evidence
+    uneven = {"wbmm7": tuned(wbmm, lrs=(1e-3, 3e-3, 1e-2)), "dw13": tuned(
+        {s: 0.77 for s in range(8)})}
+    assert {c.verdict for c in proxy_claims(uneven)} == {"precondition failed"}
+    at_chance = {"wbmm7": tuned(wbmm), "dw13": tuned({s: 0.26 for s in range(8)})}
+    rows = proxy_claims(at_chance)
+    assert {c.verdict for c in rows} == {"precondition failed"}
+    assert [p.statement for p in rows[1].failed_preconditions] == [
+        "dw13 learns the relation task: mean test accuracy above chance 0.25 + 0.05"]
+
+
+# ----------------------------------------------------------------------------- analyze
+def timing_trial(shape: str, phase: str, block: int):
+    """A finished timing block as the report reads it: WBMM-14 slower than dw5 (more so
+    not cached), faster than dw27; the times scale with the batch."""
+    from raystudy.contract.results import TrialRecord
+
+    b = int(shape.split("x")[0])
+    jitter = 1 + 0.01 * block
+    ms = {f"dw{k}": 0.01 * k * k * b * jitter for k in (3, 5, 7, 13, 27)}
+    ms |= {f"wbmm{w}": 0.03 * w * w * b * jitter for w in (4, 7, 14)}
+    if phase == "fwd":
+        ms |= {f"wbmmc{w}": 0.02 * w * w * b * jitter for w in (4, 7, 14)}
+    config = {"kind": "timing", "shape": shape, "timing.device": "cpu", "timing.phase": phase,
+              "timing.block": block, "timing.threads": 1, "timing.dtype": "float32",
+              "timing.clock": "cpu"}
+    report = {**{f"time_ms/{k}": v for k, v in ms.items()}, "block/rep": 3.0,
+              "check/passed": 1.0}
+    return TrialRecord(f"{shape}-{phase}-{block}", config, "finished", history=[report],
+                       config=config)
+
+
+def timing_run(shapes, request=None):
+    from raystudy.contract.results import RunResults
+
+    trials = [timing_trial(shape, phase, block) for shape in shapes
+              for phase in ("fwd", "train") for block in range(8)]
+    return RunResults(Path("run"), {"kind": "sweep", "max_concurrent": 1}
+                      if request is None else request, trials)
+
+
+def test_timing_claims_name_their_regime_and_read_inference_cached(tmp_path: Path):
+    """Each regime (batch 2, batch 32) is its own family and scope; fwd reads WBMM-C, train
+    WBMM-NC; the same-support reading is a family with its MAC caveat; the not-run rows
+    name the GPU and edge devices (no CUDA block) but not CPU batch 32 (timed)."""
+    from raystudy.studies.large_kernel_conv.analysis import analyze
+
+    rows = analyze(timing_run(["2x320x14", "32x320x14"]), tmp_path).claims
+    speed = [c for c in rows if c.statement.startswith("WBMM-14 faster than dw5 at")]
+    assert len(speed) == 4 and {c.verdict for c in speed} == {"contradicted"}
+    fwd = next(c for c in speed if "fwd 2x320" in c.statement)
+    train = next(c for c in speed if "train 2x320" in c.statement)
+    assert fwd.effect == "log10 t(wbmmc14) - log10 t(dw5)" and "WBMM-NC's ratio" in fwd.note
+    assert train.effect == "log10 t(wbmm14) - log10 t(dw5)"
+    assert "2 matrix rows per channel" in fwd.note
+    assert "CPU, 1 torch thread, batch 2," in fwd.scope
+    batch32 = next(c for c in speed if "fwd 32x320" in c.statement)
+    assert "batch 32" in batch32.scope and "32 matrix rows per channel" in batch32.note
+    assert "Holm-adjusted p over 2 shapes x passes on cpu, batch 32" in batch32.test
+    same = [c for c in rows if "same-support dw27 at" in c.statement]
+    assert len(same) == 4 and {c.verdict for c in same} == {"supported"}
+    assert "196 MACs" in same[0].note and "729" in same[0].note
+    relative = [c for c in rows if c.statement.startswith("WBMM gains on the same-support")]
+    assert len(relative) == 4
+    assert all(c.scope.strip() for c in rows)
+    assert all("seeded Gaussian inputs" in c.scope for c in rows if c.n > 0)
+    (proxy,) = [c for c in rows if c.statement.startswith("accuracy proxy")]
+    assert "a stand-in for ImageNet-1K, not ImageNet" in proxy.scope
+    not_run = [c.statement for c in rows if c.verdict == "not run"]
+    assert any("on a GPU" in s for s in not_run) and any("edge devices" in s for s in not_run)
+    assert not any("batch >= 32" in s for s in not_run)
+    assert any("ImageNet" in s for s in not_run) and any(s.startswith("LKA") for s in not_run)
+
+
+def test_batch_2_run_lists_cpu_batch_32_as_not_run(tmp_path: Path):
+    from raystudy.studies.large_kernel_conv.analysis import analyze
+
+    rows = analyze(timing_run(["2x320x14"]), tmp_path).claims
+    (row,) = [c for c in rows if "batch >= 32" in c.statement]
+    assert row.verdict == "not run" and "batch 2 only" in row.note and "--space claim" in row.note
+
+
+def test_concurrent_timing_blocks_fail_the_precondition(tmp_path: Path):
+    """Timings of trials that ran at once are not comparable: every timing claim reads
+    "precondition failed", with the request's concurrency as evidence."""
+    from raystudy.studies.large_kernel_conv.analysis import analyze
+
+    request = {"kind": "sweep", "max_concurrent": 2}
+    rows = analyze(timing_run(["2x320x14"], request), tmp_path).claims
+    timed = [c for c in rows if c.n > 0]
+    assert timed and {c.verdict for c in timed} == {"precondition failed"}
+    assert "max_concurrent 2" in timed[0].failed_preconditions[0].evidence
+    assert "without it the interval reads 'contradicted'" in timed[0].note

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from raystudy.errors import DataError, UserError
-from raystudy.studies.optimizer_robustness.make_data import make_token_dataset
+from raystudy.studies.optimizer_robustness.data import make_token_dataset
 
 
 def test_tokens_from_a_text_folder_and_bad_requests(tmp_path: Path) -> None:

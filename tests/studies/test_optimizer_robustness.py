@@ -6,11 +6,8 @@ import pytest
 
 from raystudy.contract.context import LocalContext, TrialDiverged
 from raystudy.platform.configuration.config import apply_overrides
-from raystudy.studies.optimizer_robustness.recipe import (
-    STUDY,
-    OptimizerRobustnessConfig,
-    train_loop,
-)
+from raystudy.studies.optimizer_robustness.config import OptimizerRobustnessConfig
+from raystudy.studies.optimizer_robustness.recipe import STUDY, train_loop
 
 TINY = {"model.d_model": 16, "model.n_layers": 1, "model.seq_len": 16, "train.steps": 12,
         "train.eval_every": 3, "train.eval_batches": 2, "data.max_bytes": 40000}

@@ -16,8 +16,9 @@ from raystudy.contract.context import STEP_KEY, LocalContext
 from raystudy.errors import ConfigError, DataError
 from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.plasticity.analysis import collect_runs
+from raystudy.studies.plasticity.config import PlasticityConfig
 from raystudy.studies.plasticity.interventions import build_intervention, parse_intervention
-from raystudy.studies.plasticity.recipe import STUDY, PlasticityConfig, check_data, train_loop
+from raystudy.studies.plasticity.recipe import STUDY, check_data, train_loop
 
 TINY = {"stream.tasks": 4, "train.steps_per_task": 15, "model.hidden": "16,16",
         "metrics.samples": 64, "metrics.hessian_every": 2, "metrics.lanczos_iterations": 8,
@@ -245,28 +246,39 @@ def test_tasks_re_reported_after_a_resume_count_once():
     assert [r["task/score"] for r in found.rows] == [r["task/score"] for r in reports]
 
 
-def _plasticity_trials(seeds: int, margin: float, held_out_trap: bool = False):
-    """reset, two L2-ER strengths and L2: per seed, late score = a seed level + a method
-    offset (the stronger L2-ER is ``margin`` above reset); no Hessian rows. With
-    ``held_out_trap`` the weaker strength is far better on the held-out seeds only."""
+def _plasticity_trials(seeds: int, margin: float, held_out_trap: bool = False,
+                       plain: tuple[float, float] | None = (0.9, 0.3), reset_late: float = 0.6):
+    """reset, two L2-ER strengths, L2 and plain training on permuted digits (chance 0.1):
+    per seed, late score = a seed level + a method offset (the stronger L2-ER is ``margin``
+    above reset, reset's level ``reset_late``); no Hessian rows. ``plain`` is plain
+    training's (first-task, late) score, or None to leave it out. With ``held_out_trap``
+    the weaker strength is far better on the held-out seeds only."""
     from types import SimpleNamespace
 
     offsets = {"reset": 0.0, "l2_er/0.001/0.01": margin, "l2_er/0.001/0.001": margin - 0.2,
                "l2/0.001": -0.3}
     held_out = math.ceil(seeds / 3)
     trials = []
-    for spec, offset in offsets.items():
+    for spec, offset in [*offsets.items(), *([("none", 0.0)] if plain else [])]:
         for seed in range(seeds):
             trap = held_out_trap and spec == "l2_er/0.001/0.001" and seed < held_out
-            late = 0.6 + 0.03 * ((seed * 7) % 4) + (margin + 0.5 if trap else offset) \
-                + 0.002 * seed
-            rows = [{"task/index": i, "task/score": late, "eval/late_score": late,
-                     "task/online_score": late - 0.1 * (i < 3)} for i in (1, 2, 3, 4, 5, 6)]
+            late = reset_late + 0.03 * ((seed * 7) % 4) + (
+                margin + 0.5 if trap else offset) + 0.002 * seed
+            first = late
+            if spec == "none":
+                first, late = plain
+            rows = [{"task/index": i, "task/score": first if i == 1 else late,
+                     "eval/late_score": late, "task/online_score": late - 0.1 * (i < 3)}
+                    for i in (1, 2, 3, 4, 5, 6)]
             config = {"intervention.spec": spec, "train.seed": seed, "metrics.eps": 0.02,
                       "stream.kind": "permuted", "stream.dataset": "digits", "rl.env": ""}
             trials.append(SimpleNamespace(trial_id=f"{spec}-{seed}", status="finished",
                                           config=config, history=rows))
     return SimpleNamespace(trials=trials)
+
+
+def _tested(claims):
+    return [c for c in claims if c.verdict != "not run"]
 
 
 @pytest.mark.parametrize("seeds, margin, verdict", [
@@ -275,12 +287,14 @@ def test_analyze_claims_l2er_against_reset_paired_over_seeds(tmp_path, seeds, ma
     """The strength is chosen on the lowest third of the seeds and compared on the rest."""
     from raystudy.studies.plasticity.analysis import analyze
 
-    (claim,) = analyze(_plasticity_trials(seeds, margin), tmp_path).claims
+    (claim,) = _tested(analyze(_plasticity_trials(seeds, margin), tmp_path).claims)
     held_out = list(range(math.ceil(seeds / 3)))
     assert claim.verdict == verdict and claim.n == seeds - len(held_out)
     assert claim.effect_size == pytest.approx(margin)       # the best strength, l2_er/.../0.01
     assert f"l2_er/0.001/0.01, chosen on held-out seeds {held_out}" in claim.note
     assert "permuted digits" in claim.statement
+    assert [p.holds for p in claim.preconditions] == [True, True, True]
+    assert "75% of its skill lost" in claim.preconditions[1].evidence
 
 
 def test_analyze_compares_the_held_out_choice_on_the_other_seeds_only(tmp_path):
@@ -290,7 +304,7 @@ def test_analyze_compares_the_held_out_choice_on_the_other_seeds_only(tmp_path):
     from raystudy.studies.plasticity.analysis import analyze
 
     result = analyze(_plasticity_trials(9, 0.1, held_out_trap=True), tmp_path)
-    (claim,) = result.claims
+    (claim,) = _tested(result.claims)
     assert "l2_er/0.001/0.001, chosen on held-out seeds [0, 1, 2]" in claim.note
     assert "compared on seeds [3, 4, 5, 6, 7, 8]" in claim.note
     assert claim.n == 6 and claim.effect_size == pytest.approx(-0.1)
@@ -300,3 +314,31 @@ def test_analyze_compares_the_held_out_choice_on_the_other_seeds_only(tmp_path):
     row = next(r for r in windows.rows if r[1] == "reset")
     late = np.mean([0.6 + 0.03 * ((s * 7) % 4) + 0.002 * s for s in range(9)])
     assert row[2] == f"{late:.2f} / {late - 0.1:.2f}" and row[7] == f"{late:.2f} / {late:.2f}"
+
+
+@pytest.mark.parametrize("plain, reset_late, failed", [
+    (None, 0.6, "plain training loses plasticity"),          # no plain arm: no loss shown
+    ((0.9, 0.88), 0.6, "plain training loses plasticity"),    # 2.5 % of its skill lost
+    ((0.15, 0.1), 0.6, "plain training learns its first task"),  # never above chance
+    ((0.9, 0.3), 0.12, "reset learns the late tasks")])       # reset at chance (0.1)
+def test_the_claim_is_read_only_when_plasticity_is_lost_and_the_reset_learns(
+        tmp_path, plain, reset_late, failed):
+    from raystudy.studies.plasticity.analysis import analyze
+
+    trials = _plasticity_trials(9, 0.1, plain=plain, reset_late=reset_late)
+    (claim,) = _tested(analyze(trials, tmp_path).claims)
+    assert claim.verdict == "precondition failed"
+    assert [p.statement.split(":")[0] for p in claim.failed_preconditions] == [failed]
+    assert "without it the interval reads" in claim.note
+
+
+def test_every_claim_names_its_stream_as_a_stand_in_and_the_benchmarks_are_not_run(tmp_path):
+    from raystudy.studies.plasticity.analysis import PAPER_BENCHMARKS, analyze
+
+    claims = analyze(_plasticity_trials(9, 0.1), tmp_path).claims
+    (claim,) = _tested(claims)
+    assert claim.scope.startswith("sklearn's 8x8 digits with pixels permuted per task: a "
+                                  "small stand-in for the paper's Permuted MNIST")
+    assert "; 6 tasks;" in claim.scope and claim.scope.endswith("; CPU")
+    assert [c.scope for c in claims[1:]] == list(PAPER_BENCHMARKS)
+    assert {c.verdict for c in claims[1:]} == {"not run"}

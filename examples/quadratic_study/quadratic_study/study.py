@@ -71,6 +71,17 @@ def train_loop(config: QuadraticConfig, ctx: TrialContext) -> None:
             ctx.report({"eval/loss": loss.item(), "train/step": step}, checkpoint, step=step)
 
 
+def _tuned(rows: list[tuple[str, float, int, float]], name: str) -> claims.Precondition:
+    """Each arm tuned: its best learning rate lies inside the swept grid, not at an edge."""
+    grid = sorted({r[1] for r in rows if r[0] == name})
+    best_lr = min((r for r in rows if r[0] == name), key=lambda r: r[3], default=None)
+    inside = best_lr is not None and len(grid) >= 3 and grid[0] < best_lr[1] < grid[-1]
+    return claims.Precondition(
+        f"{name} is tuned: its best learning rate lies inside the swept grid", inside,
+        f"best lr {best_lr[1]:g} of {', '.join(f'{g:g}' for g in grid)}" if best_lr
+        else f"no {name} trial finished")
+
+
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     """Final loss per optimizer and learning rate (table, figure), and the claim that Adam
     ends lower than SGD, each at its best learning rate, paired over seeds."""
@@ -90,7 +101,8 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     claim = claims.paired_claim(
         "Adam ends lower than SGD, each at its best learning rate", "best loss: SGD - Adam",
         stats.paired_comparison([best["sgd", s] for s in seeds], [best["adam", s] for s in seeds]),
-        "greater")
+        "greater", scope="a generated 100 x 10 least-squares problem, CPU",
+        preconditions=[_tuned(rows, name) for name in ("sgd", "adam")])
     return Analysis(tables=[Table("Final loss", ["optimizer", "lr", "seed", "eval/loss"],
                                   [list(r) for r in rows])],
                     figures=[("Final loss vs learning rate", figures_dir / "loss_vs_lr.png")],

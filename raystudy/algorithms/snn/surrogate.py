@@ -1,7 +1,10 @@
 """A true surrogate-gradient LIF: Heaviside spike forward, a surrogate derivative backward
 (Neftci, Mostafa & Zenke 2019; fast sigmoid = SuperSpike, Zenke & Ganguli 2018; atan as
-snntorch's default). PLIF learns tau = sigmoid(w) (Fang et al. 2021). Written here; the
-paper's own baselines are all smooth in the forward pass (``baselines.py``).
+snntorch's default). PLIF learns tau = sigmoid(w) (Fang et al. 2021); ``learn_threshold``
+makes theta one learnable scalar per layer (initialised at ``threshold``; its gradient is the
+surrogate's, with the sign flipped), a tuned baseline's answer to inputs whose scale a fixed
+theta = 1 does not fit. Written here; the paper's own baselines are all smooth in the forward
+pass (``baselines.py``).
 
 One step: ``U = tau V + I``; ``s = H(U - theta)`` (exactly 0/1); reset ``zero``: ``V = U (1 -
 s)``, ``subtract``: ``V = U - s theta``. Backward: ``ds/dU = 1 / (k |U - theta| + 1)^2``
@@ -53,7 +56,8 @@ def spike_fn(u: torch.Tensor, surrogate: Surrogate = "fast_sigmoid",
 
 
 def surrogate_lif_step(v: torch.Tensor, current: torch.Tensor, tau: torch.Tensor | float,
-                       threshold: float = 1.0, surrogate: Surrogate = "fast_sigmoid",
+                       threshold: torch.Tensor | float = 1.0,
+                       surrogate: Surrogate = "fast_sigmoid",
                        slope: float = 25.0, reset: Literal["zero", "subtract"] = "zero",
                        ) -> tuple[torch.Tensor, torch.Tensor]:
     """One surrogate-gradient LIF step (module docstring): ``(v_next, spike)``, spike in
@@ -69,26 +73,36 @@ def surrogate_lif_step(v: torch.Tensor, current: torch.Tensor, tau: torch.Tensor
 
 class SGLIF(SpikingNeuron):
     """Surrogate-gradient LIF (``learn_tau=False``) or PLIF (tau = sigmoid(w), w init
-    logit(tau)). Its spikes are binary in every mode."""
+    logit(tau)); with ``learn_threshold`` theta is one learnable scalar of the layer, init
+    ``threshold``. Its spikes are binary in every mode."""
 
     def __init__(self, dim: int, tau: float = 0.9, threshold: float = 1.0,
                  surrogate: Surrogate = "fast_sigmoid", slope: float = 25.0,
-                 reset: Literal["zero", "subtract"] = "zero", learn_tau: bool = False) -> None:
+                 reset: Literal["zero", "subtract"] = "zero", learn_tau: bool = False,
+                 learn_threshold: bool = False) -> None:
         super().__init__(dim)
-        self.threshold, self.surrogate, self.slope, self.reset_kind = (threshold, surrogate,
-                                                                        slope, reset)
-        self.learn_tau = learn_tau
+        self.surrogate, self.slope, self.reset_kind = surrogate, slope, reset
+        self.learn_tau, self.learn_threshold = learn_tau, learn_threshold
         self.w = nn.Parameter(torch.tensor(math.log(tau / (1 - tau))), requires_grad=learn_tau)
+        self.theta: torch.Tensor | float = (  # a fixed theta stays out of the state dict
+            nn.Parameter(torch.tensor(float(threshold))) if learn_threshold else float(threshold))
 
     @property
     def tau(self) -> torch.Tensor:
         return torch.sigmoid(self.w)
 
+    @property
+    def threshold(self) -> torch.Tensor | float:
+        return self.theta
+
     def forward(self, current: torch.Tensor) -> torch.Tensor:
         assert self.v is not None, "call reset(batch, like) first"
-        self.v, s = surrogate_lif_step(self.v, current, self.tau, self.threshold,
+        self.v, s = surrogate_lif_step(self.v, current, self.tau, self.theta,
                                        self.surrogate, self.slope, self.reset_kind)
         return s
 
     def scales(self) -> dict[str, float]:
-        return {"tau": float(self.tau.detach())}
+        out = {"tau": float(self.tau.detach())}
+        if isinstance(self.theta, torch.Tensor):  # learned
+            out["threshold"] = float(self.theta.detach())
+        return out

@@ -15,6 +15,7 @@ import html
 import json
 import math
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -55,8 +56,11 @@ def _label(run: str) -> str:
     return storage.name(run) if storage.is_remote(run) else Path(run).name
 
 
-def claim_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Every claim statement in any run: per run its effect/interval/n/verdict (or None)."""
+def claim_rows(summaries: list[dict[str, Any]], labels: Sequence[str] = (),
+               ) -> list[dict[str, Any]]:
+    """Every claim statement in any run: per run its effect/interval/n/verdict (or None),
+    and where the verdict changed, the preconditions whose outcome changed with it."""
+    labels = list(labels) or [f"run {i + 1}" for i in range(len(summaries))]
     statements: dict[str, None] = {}
     for summary in summaries:
         statements.update(dict.fromkeys(c["statement"] for c in summary.get("claims", [])))
@@ -65,9 +69,31 @@ def claim_rows(summaries: list[dict[str, Any]]) -> list[dict[str, Any]]:
         per_run = [next((c for c in s.get("claims", []) if c["statement"] == statement), None)
                    for s in summaries]
         verdicts = [c["verdict"] for c in per_run if c is not None]
-        rows.append({"statement": statement, "runs": per_run,
-                     "changed": len(set(verdicts)) > 1})
+        changed = len(set(verdicts)) > 1
+        rows.append({"statement": statement, "runs": per_run, "changed": changed,
+                     "because": _precondition_changes(per_run, labels) if changed else []})
     return rows
+
+
+def _precondition_changes(per_run: list[dict[str, Any] | None], labels: list[str],
+                          ) -> list[str]:
+    """Why a verdict changed, where a precondition did: ``"<statement>: holds in A,
+    fails in B"`` per precondition whose outcome differs between the runs that have it
+    (summaries written before preconditions existed have none)."""
+    outcomes: dict[str, list[str]] = {}
+    for index, claim in enumerate(per_run):
+        for pre in (claim or {}).get("preconditions") or []:
+            outcomes.setdefault(pre["statement"], [""] * len(per_run))[index] = (
+                "holds" if pre["holds"] else "fails")
+    return [f"precondition {statement!r}: " + ", ".join(
+                f"{o} in {labels[i]}" for i, o in enumerate(seen) if o)
+            for statement, seen in outcomes.items() if len({o for o in seen if o}) > 1]
+
+
+def _changed_text(row: dict[str, Any]) -> str:
+    if not row["changed"]:
+        return ""
+    return CHANGED + (" because " + "; ".join(row["because"]) if row["because"] else "")
 
 
 def _params_key(params: dict[str, Any]) -> str:
@@ -153,7 +179,7 @@ def compare(runs: list[str], out_dir: str | None = None) -> Path:
     check_writable(out, "--out")
     out.mkdir(parents=True, exist_ok=True)
     study = summaries[0]["study"]
-    claims = claim_rows(summaries)
+    claims = claim_rows(summaries, labels)
     metric, metrics = metric_rows(summaries)
     diffs = differences(runs, summaries)
 
@@ -165,7 +191,7 @@ def compare(runs: list[str], out_dir: str | None = None) -> Path:
                "|:---|" + ":---|" * len(labels) + ":---|"]
         md += [f"| {render.escape_md(r['statement'])} | "
                + " | ".join(render.escape_md(_cell(c)) for c in r["runs"])
-               + f" | {CHANGED if r['changed'] else ''} |" for r in claims]
+               + f" | {render.escape_md(_changed_text(r))} |" for r in claims]
     else:
         md.append("No run tested a claim.")
     md += ["", f"## {metric} per configuration", ""]
@@ -203,7 +229,7 @@ def compare(runs: list[str], out_dir: str | None = None) -> Path:
                 for c in r["runs"])
             page.append(f"<tr{' class=changed' if r['changed'] else ''}><td class='claim'>"
                         f"{html.escape(r['statement'])}</td>{cells}<td>"
-                        f"{CHANGED if r['changed'] else ''}</td></tr>")
+                        f"{html.escape(_changed_text(r))}</td></tr>")
         page.append("</table>")
     else:
         page.append("<p>No run tested a claim.</p>")

@@ -2,9 +2,12 @@
 
 A claim's sentence is written once for its group (the claims that share it but for a
 trailing ``(case)``, such as one per dataset), each case on its own row; the tests and
-notes that a group shares are written once below the table. Verdicts are marked in
-Markdown (``✔ supported``, ``✘ contradicted``, ``· inconclusive at this scale``) and
-coloured in HTML. Text is left-aligned, numbers right-aligned.
+notes that a group shares are written once below the table. Each claim's scope is its own
+column, and its preconditions are written under its row (``✔``/``✘`` with the evidence).
+Rows the run did not cover (``not run``) come after the tested ones. Verdicts are marked
+in Markdown (``✔ supported``, ``✘ contradicted``, ``· inconclusive at this scale``,
+``⚠ precondition failed``, ``○ not run``) and coloured in HTML. Text is left-aligned,
+numbers right-aligned.
 """
 
 from __future__ import annotations
@@ -18,7 +21,8 @@ from typing import Any
 
 from raystudy.contract.study import Claim, Table
 
-MARKS = {"supported": "✔", "contradicted": "✘", "inconclusive at this scale": "·"}
+MARKS = {"supported": "✔", "contradicted": "✘", "inconclusive at this scale": "·",
+         "precondition failed": "⚠", "not run": "○"}
 _CASE = re.compile(r"^(?P<sentence>.*\S)\s+\((?P<case>[^()]*)\)$")
 
 
@@ -54,9 +58,10 @@ class ClaimGroup:
 
 
 def group_claims(claims: Sequence[Claim]) -> list[ClaimGroup]:
-    """Claims in order, grouped by their sentence with any trailing ``(case)`` taken off."""
+    """Claims in order, grouped by their sentence with any trailing ``(case)`` taken off;
+    the ``not run`` rows after the tested ones (within a group, and groups of them last)."""
     groups: dict[str, ClaimGroup] = {}
-    for claim in claims:
+    for claim in sorted(claims, key=lambda c: c.verdict == "not run"):
         match = _CASE.match(claim.statement)
         sentence, case = (match["sentence"], match["case"]) if match else (claim.statement, "")
         group = groups.setdefault(sentence, ClaimGroup(sentence))
@@ -83,6 +88,12 @@ def claim_rows(groups: list[ClaimGroup]) -> list[tuple[str, str, Claim]]:
     return rows
 
 
+def precondition_lines(claim: Claim) -> list[str]:
+    """One line per precondition of ``claim``: held or failed, and its evidence."""
+    return [f"{'✔' if p.holds else '✘'} precondition: {p.statement} ({p.evidence})"
+            for p in claim.preconditions]
+
+
 def _footnotes(groups: list[ClaimGroup]) -> list[tuple[str, str]]:
     """(label, text) of every test and note, once per group where the group shares it."""
     out = []
@@ -100,17 +111,18 @@ def _footnotes(groups: list[ClaimGroup]) -> list[tuple[str, str]]:
     return out
 
 
-CLAIM_HEAD = ["claim", "case", "effect [95 % CI]", "n", "p", "verdict"]
+CLAIM_HEAD = ["claim", "case", "scope", "effect [95 % CI]", "n", "p", "verdict"]
 
 
 def claims_markdown(claims: Sequence[Claim]) -> str:
     groups = group_claims(claims)
-    lines = ["| " + " | ".join(CLAIM_HEAD) + " |", "|:---|:---|:---|---:|---:|:---|"]
+    lines = ["| " + " | ".join(CLAIM_HEAD) + " |", "|:---|:---|:---|:---|---:|---:|:---|"]
     for sentence, case, claim in claim_rows(groups):
         cells = [f"**{escape_md(sentence)}**" if sentence else "", escape_md(case),
-                 escape_md(effect_text(claim)), str(claim.n), _p(claim),
-                 f"{MARKS.get(claim.verdict, '')} {claim.verdict}"]
+                 escape_md(claim.scope), escape_md(effect_text(claim)), str(claim.n),
+                 _p(claim), f"{MARKS.get(claim.verdict, '')} {claim.verdict}"]
         lines.append("| " + " | ".join(cells) + " |")
+        lines += [f"| | | | ↳ {escape_md(line)} | | | |" for line in precondition_lines(claim)]
     notes = [f"- _{escape_md(label)}_: {escape_md(text)}" for label, text in _footnotes(groups)]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
@@ -124,9 +136,12 @@ def claims_html(claims: Sequence[Claim]) -> str:
         body.append(
             f"<tr class='{'group' if sentence else 'case'}'><td class='claim'>"
             f"{html.escape(sentence)}</td><td>{html.escape(case)}</td>"
+            f"<td>{html.escape(claim.scope)}</td>"
             f"<td>{html.escape(effect_text(claim))}</td><td class='num'>{claim.n}</td>"
             f"<td class='num'>{html.escape(_p(claim))}</td><td><span class='verdict "
             f"v-{verdict}'>{html.escape(claim.verdict)}</span></td></tr>")
+        body += [f"<tr class='precondition'><td></td><td></td><td colspan='5'>"
+                 f"{html.escape(line)}</td></tr>" for line in precondition_lines(claim)]
     notes = "".join(f"<li><em>{html.escape(label)}</em>: {html.escape(text)}</li>"
                     for label, text in _footnotes(groups))
     return (f"<table class='claims'><tr>{head}</tr>{''.join(body)}</table>"
@@ -208,6 +223,8 @@ CSS = (
     ".verdict{padding:1px 7px;border-radius:9px;white-space:nowrap}"
     ".v-supported{background:#d7f5dd;color:#0f5d22}.v-contradicted{background:#fadada;"
     "color:#8a1212}.v-inconclusive{background:#ececec;color:#555}"
+    ".v-precondition{background:#fdebc8;color:#7a4a00}.v-not{background:#fff;color:#666;"
+    "border:1px dashed #aaa}tr.precondition td{font-size:.88em;color:#555;border-top:0}"
     "tr.group td{border-top:2px solid #bbb}td.claim{font-weight:600;max-width:24em}"
     "tr.changed td{background:#fff7d6}ul.notes{font-size:.9em;color:#444}"
     "dl.head{display:grid;grid-template-columns:max-content auto;gap:2px 12px}"

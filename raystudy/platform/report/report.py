@@ -125,9 +125,11 @@ CURVES_MAX_TRIALS = 300
 def claims_table(claims: list[Claim]) -> Table:
     """The claims as a plain table (one row per claim): the report's Markdown and HTML
     group them by sentence (``render.claims_markdown``); this is for tools and docs."""
-    return Table("Claim", ["claim", "test", "effect [95 % CI]", "n", "p", "verdict", "note"],
-                 [[c.statement, c.test, render.effect_text(c), c.n,
-                   "-" if c.p_value is None else c.p_value, c.verdict, c.note or "-"]
+    return Table("Claim", ["claim", "scope", "test", "effect [95 % CI]", "n", "p", "verdict",
+                           "preconditions", "note"],
+                 [[c.statement, c.scope, c.test, render.effect_text(c), c.n,
+                   "-" if c.p_value is None else c.p_value, c.verdict,
+                   "; ".join(render.precondition_lines(c)) or "-", c.note or "-"]
                   for c in claims])
 
 

@@ -1,14 +1,17 @@
 """Block sampling vs random vs streaming for a cell-line classifier (scDataset, ICML 2026).
 
-The study package: ``recipe.py`` (config, data, model, loop, ``STUDY``), its own helpers
-beside it, and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first access, so
-``raystudy list`` reads this docstring without importing the recipe.
+The study package: ``config.py`` (the config dataclasses and the ``sampling.loader``
+parser), ``recipe.py`` (the collection, the model, the training loop, ``STUDY``),
+``analysis.py`` (the loaders table, the figure, the throughput claims), ``data.py``
+(``raystudy data make-anndata``), ``blocks.py`` (the block-sampled Ray Data source), and
+``profiles/`` and ``spaces/``. ``STUDY`` is built on first access, so ``raystudy list``
+reads this docstring without importing the recipe.
 """
 
 from __future__ import annotations
 
 from raystudy import lazy_study
-from raystudy.studies.cell_classifier.make_data import (
+from raystudy.studies.cell_classifier.data import (
     DATA_COMMANDS,  # `raystudy data` reads them here
 )
 

@@ -25,28 +25,13 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 
-from raystudy import (
-    Analysis,
-    Claim,
-    Metric,
-    NonNegativeFloat,
-    PositiveFloat,
-    PositiveInt,
-    RunResults,
-    Study,
-    Table,
-    TrialContext,
-    claims,
-    parse_spec,
-)
-from raystudy.algorithms import stats
+from raystudy import Metric, Study, TrialContext
 from raystudy.algorithms.sampling import (
     BlockShuffling,
     H5ADCollection,
@@ -60,96 +45,14 @@ from raystudy.algorithms.sampling.synthetic import plate_path
 from raystudy.algorithms.sampling.torch_loader import rows_to_tensors
 from raystudy.contract import data as datacheck
 from raystudy.errors import DataError
-from raystudy.studies.cell_classifier.make_data import DATA_COMMANDS
+from raystudy.studies.cell_classifier.analysis import analyze
+from raystudy.studies.cell_classifier.config import CellClassifierConfig, DataConfig, parse_loader
+from raystudy.studies.cell_classifier.data import DATA_COMMANDS
 
 OBS = ["plate", "cell_line"]
 
 
-@dataclass(frozen=True)
-class DataConfig:
-    path: str = ""
-    """Folder of .h5ad files (one per plate) or a comma list of files; '' = generate."""
-    cache_dir: str = "~/.cache/raystudy/cell_classifier"
-    """Where path='' writes the generated collection (reused across trials and runs)."""
-    cells: int = 24_000
-    """Generated collection: total cells."""
-    genes: int = 256
-    """Generated collection: genes per cell."""
-    plates: int = 4
-    """Generated collection: plate files."""
-    density: float = 0.1
-    """Generated collection: fraction of non-zero counts."""
-    cell_lines: int = 16
-    """Generated collection: cell lines (the classes)."""
-    val_cells: PositiveInt = 2048
-    """Cells held out (drawn at random, seed 0) for validation accuracy."""
-    read_cpus: NonNegativeFloat = 0.0
-    """CPUs reserved per Ray Data read task (0: share the trial's; a trial holds its CPUs)."""
-    read_concurrency: PositiveInt = 2
-    """Ray Data read tasks in flight per trial (each reads whole fetches)."""
-
-
-@dataclass(frozen=True)
-class SamplingConfig:
-    loader: str = "block/16/16"
-    """random | streaming/F | block/B/F (B: block size, F: fetch factor)."""
-    output: Literal["csr", "dense"] = "csr"
-    """Rows through Ray Data as csr (sparse lists) or dense (tensor column)."""
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    hidden: PositiveInt = 128
-    """Width of the two hidden layers."""
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    batch_size: PositiveInt = 64
-    """Minibatch size (the paper's 64)."""
-    epochs: PositiveInt = 1
-    """Passes over the training cells."""
-    lr: PositiveFloat = 1e-3
-    """AdamW learning rate."""
-    eval_every: PositiveInt = 100
-    """Steps between validation reports (and at the end)."""
-    seed: int = 0
-    """Seed of the sampling order and the model init."""
-    threads: PositiveInt = 1
-    """torch CPU threads per trial."""
-
-
-@dataclass(frozen=True)
-class CellClassifierConfig:
-    data: DataConfig = field(default_factory=DataConfig)
-    sampling: SamplingConfig = field(default_factory=SamplingConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-
-    def validate(self) -> None:
-        """Rules across fields (each field's own bounds and choices are declared on it)."""
-        parse_loader(self.sampling.loader)
-        if not self.data.path and not (self.data.cells >= self.data.plates >= 1
-                                       and self.data.cells > self.data.val_cells):
-            raise ValueError("data.cells must exceed data.val_cells and data.plates")
-
-
 # ----------------------------------------------------------------------------- data
-def parse_loader(spec: str) -> tuple[str, int, int]:
-    """``(strategy, block_size, fetch_factor)`` of ``random``, ``streaming/F``, ``block/B/F``."""
-    (term, *more) = parse_spec(spec, "sampling.loader")
-    sizes = [int(a) for a in term.args if isinstance(a, float) and a.is_integer() and a >= 1]
-    if not more and len(sizes) == len(term.args):
-        if term.name == "random" and not sizes:
-            return "random", 1, 1
-        if term.name == "streaming" and len(sizes) == 1:
-            return "streaming", 0, sizes[0]
-        if term.name == "block" and len(sizes) == 2:
-            return "block", sizes[0], sizes[1]
-    raise ValueError(f"sampling.loader={spec!r}: expected random, streaming/F or block/B/F "
-                     "with positive integers B, F")
-
-
 def data_files(config: DataConfig) -> list[Path]:
     """The collection's files: data.path, or a generated collection in data.cache_dir."""
     if config.path:
@@ -297,103 +200,11 @@ def train_loop(config: CellClassifierConfig, ctx: TrialContext) -> None:
             "train/plate_entropy": ctx.all_reduce_mean(float(np.mean(entropies or [0.0]))),
             "train/random_plate_entropy": expected_random_entropy(
                 plate_counts, config.train.batch_size),
-            "data/first_batch_s": first_batch_s,
+            "data/first_batch_s": first_batch_s, "data/classes": classes,
             "train/step": step, "train/cells": cells * ctx.world_size,
         })
         if rows is None:
             return
-
-
-# ----------------------------------------------------------------------------- report
-METRICS = ("eval/accuracy", "train/cells_per_s", "data/cells_per_s", "train/plate_entropy")
-
-
-def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    """One row per loader (mean over seeds) and a throughput-vs-entropy figure."""
-    groups: dict[str, list[list[float]]] = {}
-    for trial in results.trials:
-        if trial.status == "finished":
-            groups.setdefault(str(trial.config["sampling.loader"]), []).append(
-                [trial.metric(m) for m in METRICS])
-    if not groups:
-        return Analysis(notes=["no finished trials yet: nothing to tabulate"])
-    rows, summary = [], {}
-    for loader, values in sorted(groups.items(), key=lambda kv: -np.mean(kv[1], 0)[1]):
-        kind, block, fetch = parse_loader(loader)
-        mean = np.mean(values, axis=0).tolist()
-        rows.append([loader, kind, block or "-", fetch, *mean, len(values)])
-        summary[loader] = {"strategy": kind, "block_size": block, "fetch_factor": fetch,
-                           **dict(zip(METRICS, mean, strict=True)), "trials": len(values)}
-    table = Table("Loaders", ["loader", "strategy", "block", "fetch factor", "accuracy",
-                              "train cells/s", "loader cells/s", "plate entropy (bits)",
-                              "trials"], rows,
-                  note="means over trials; loader cells/s = cells per second spent waiting "
-                       "on Ray Data, train cells/s = end to end, both after the first "
-                       "minibatch; compare throughputs of trials run one at a time "
-                       "(--max-concurrent 1)")
-    figure = plot_loaders(summary, figures_dir / "loaders.png")
-    return Analysis(tables=[table], figures=[("throughput vs plate entropy", figure)],
-                    summary={"loaders": summary}, claims=throughput_claims(results))
-
-
-def throughput_claims(results: RunResults) -> list[Claim]:
-    """scDataset's claim that block sampling loads far faster than true random sampling:
-    each block loader's log10 loader throughput minus random's, paired over seeds, Holm
-    across the block loaders."""
-    statement = "block sampling loads cells faster than true random sampling"
-    effect = "log10 loader cells/s, block minus random"
-    rates: dict[str, dict[int, float]] = {}
-    for trial in results.trials:
-        rate = trial.metric("data/cells_per_s")
-        if trial.status == "finished" and rate > 0:
-            loader = str(trial.config["sampling.loader"])
-            rates.setdefault(loader, {})[int(trial.config["train.seed"])] = math.log10(rate)
-    random = rates.get("random", {})
-    blocks = sorted(name for name in rates if name.startswith("block"))
-    if not random or not blocks:
-        return [claims.missing_claim(statement, "paired over seeds", effect,
-                                     "the sweep needs the random loader and a block loader")]
-    compared = {}
-    for loader in blocks:
-        seeds = sorted(set(rates[loader]) & set(random))
-        compared[loader] = stats.paired_comparison([rates[loader][s] for s in seeds],
-                                                   [random[s] for s in seeds])
-    adjusted = stats.holm([result.p_value for result in compared.values()])
-    family = f"{len(blocks)} block loaders"
-    return [claims.paired_claim(f"{statement} ({loader})", effect, result, "greater",
-                                p_value=float(p), family=family)
-            for (loader, result), p in zip(compared.items(), adjusted, strict=True)]
-
-
-def plot_loaders(summary: dict[str, dict[str, Any]], path: Path) -> Path:
-    """Left: loader throughput vs plate entropy (log x); right: accuracy per loader."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.2))
-    colors = {"random": "tab:red", "streaming": "tab:gray", "block": "tab:blue"}
-    names = list(summary)
-    for name in names:
-        s = summary[name]
-        left.scatter(s["data/cells_per_s"], s["train/plate_entropy"],
-                     color=colors[s["strategy"]], s=40)
-        left.annotate(name, (s["data/cells_per_s"], s["train/plate_entropy"]), fontsize=7,
-                      xytext=(3, 3), textcoords="offset points")
-    left.set_xscale("log")
-    left.set_xlabel("loader throughput (cells/s)")
-    left.set_ylabel("mean minibatch plate entropy (bits)")
-    left.grid(alpha=0.3)
-    right.bar(range(len(names)), [summary[n]["eval/accuracy"] for n in names],
-              color=[colors[summary[n]["strategy"]] for n in names])
-    right.set_xticks(range(len(names)), names, rotation=45, ha="right", fontsize=7)
-    right.set_ylabel("validation accuracy")
-    right.set_ylim(0, 1)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return path
 
 
 STUDY = Study(

@@ -1,7 +1,8 @@
 """A studentized spherical-harmonic two-sample test for compositions: size, power (ICML 2026).
 
-The study package: ``recipe.py`` (config, data, the Monte Carlo loop, ``STUDY``),
-``analysis.py`` (tables, figures, claims), ``make_data.py`` (``raystudy data
+The study package: ``config.py`` (the config dataclasses, the baseline list and the
+scenario rules ``validate`` checks), ``recipe.py`` (the data check, the Monte Carlo loop,
+``STUDY``), ``analysis.py`` (tables, figures, claims), ``data.py`` (``raystudy data
 make-compositions``), and ``profiles/`` and ``spaces/``. ``STUDY`` is built on first
 access, so ``raystudy list`` reads this docstring without importing the recipe.
 """
@@ -9,7 +10,7 @@ access, so ``raystudy list`` reads this docstring without importing the recipe.
 from __future__ import annotations
 
 from raystudy import lazy_study
-from raystudy.studies.compositional_two_sample.make_data import (
+from raystudy.studies.compositional_two_sample.data import (
     DATA_COMMANDS,  # `raystudy data` reads them here
 )
 

@@ -12,7 +12,10 @@ Monte Carlo, every method on the same replicates:
 
 * size within +-0.02 of alpha at every null configuration (TOST over batches);
 * the KS distance of the studentized statistic to N(0, 1) falls with n (a slope over n);
-* power above the log-ratio mean tests on same-mean alternatives (paired over batches);
+* power above every other general-purpose test the study runs (the log-ratio mean tests,
+  the kernel and energy tests, the Dirichlet likelihood-ratio test) on the same-mean
+  alternatives (paired over batches, Holm over the tests), each power verdict gated on
+  both tests holding their size at the run's nulls, with size-adjusted power beside it;
 * power non-inferior to the permutation energy test within 5 points at every alternative,
   at a fraction of its time per test.
 
@@ -27,18 +30,21 @@ A trial is one configuration (scenario = family and effect, n, m, D, the harmoni
 degree, distance and studentizations) run as ``mc.batches`` batches of ``mc.reps``
 replicates. Each batch is one cadence step: the steps still to do go to ``ctx.map`` a
 round of ``ctx.slots`` batches at a time, and every batch is reported (its rejection rate
-per method is one unit of the paired tests) and checkpointed, so a resumed trial continues
-at the next batch. ``analysis.py`` (beside this recipe) turns the batches into the tables,
-figures and claims.
+per method is one unit of the paired tests; its p-value CDF per method, at a grid of
+multiples of alpha, gives the report each test's size-adjusted power) and checkpointed, so
+a resumed trial continues at the next batch. ``analysis.py`` (beside this recipe) turns
+the batches into the tables, figures and claims.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+import time
 import zlib
-from dataclasses import dataclass, field
-from typing import Annotated, Any, Literal
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -46,151 +52,29 @@ from raystudy import (
     DataError,
     Metric,
     MissingDataError,
-    PositiveFloat,
-    PositiveInt,
-    Range,
     Study,
     TrialContext,
-    parse_spec,
 )
 from raystudy.algorithms.two_sample import (
-    FAMILIES,
     METHODS,
     Scenario,
     default_methods,
+    generate,
     read_table,
-    run_batch,
+    run_method,
 )
 from raystudy.algorithms.two_sample.batch import HARMONIC
-from raystudy.studies.compositional_two_sample.analysis import QQ_LEVELS, analyze
-from raystudy.studies.compositional_two_sample.make_data import DATA_COMMANDS
-
-BASELINES = tuple(m for m in METHODS if m not in HARMONIC)
-"""Every baseline of the library, in its seed order (baselines.methods' choices)."""
-ZERO_DELTA = 0.65
-"""The log-ratio baselines replace a zero by 0.65 x the smallest non-zero part (1 / depth
-for counts) and scale the rest by 1 - k delta, so k zeros need k delta < 1
-(raystudy.algorithms.two_sample.logratio)."""
-
-
-# ----------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class DataConfig:
-    scenario: str = "dirichlet"
-    """family[/effect]: dirichlet, logistic_normal (nulls); concentration/E, mixture/E,
-    shape/E (same mean), mean_shift/E, zeros/E, vmf/E (radians), file/E (E = 0: the null)."""
-    n: Annotated[int, Range(ge=4)] = 50
-    """Rows of x per replicate."""
-    m_ratio: PositiveFloat = 1.0
-    """Rows of y as a multiple of n: m = round(m_ratio * n) (at least 4)."""
-    D: Annotated[int, Range(ge=2)] = 3
-    """Parts of a composition (or the ambient dimension for vmf); file: read from the table."""
-    a: PositiveFloat = 2.0
-    """Dirichlet parameter per part of the base distribution (Dirichlet families, zeros)."""
-    sigma: PositiveFloat = 0.5
-    """Standard deviation of the ILR coordinates (logistic_normal, shape)."""
-    kappa: PositiveFloat = 10.0
-    """von Mises-Fisher concentration (vmf)."""
-    depth: Annotated[int, Range(ge=2)] = 10
-    """Counts per row before closing to proportions (zeros: exact zeros occur)."""
-    path: str = ""
-    """file: a local CSV/TSV of counts or proportions, one row per sample, a group column."""
-    group_column: str = "group"
-    """file: the column holding the group label."""
-    groups: tuple[str, ...] = ()
-    """file: the two groups to compare ('A,B'; empty: the file's only two)."""
-
-
-@dataclass(frozen=True)
-class HarmonicConfig:
-    studentize: tuple[Literal["cross", "full"], ...] = ("cross", "full")
-    """Studentizations run: cross (Shekhar-Kim-Ramdas split) | full (Chen-Qin); the first
-    is the trial's eval/reject."""
-    degree: Annotated[int, Range(ge=0)] = 10
-    """Truncation L of the Gegenbauer expansion (0: the untruncated energy distance)."""
-    distance: Literal["chordal", "geodesic"] = "chordal"
-    """The energy distance on the sphere that the harmonics expand."""
-
-
-@dataclass(frozen=True)
-class BaselineConfig:
-    methods: tuple[Literal[BASELINES], ...] = BASELINES  # type: ignore[valid-type]
-    """Baselines run on the same replicates (those that do not apply to the data are
-    skipped: log-ratio tests on vmf, mean_direction on compositions)."""
-    permutations: PositiveInt = 99
-    """B of the permutation energy and MMD tests (alpha (1 + B) an integer: exact)."""
-
-
-@dataclass(frozen=True)
-class MonteCarloConfig:
-    batches: PositiveInt = 6
-    """B: batches per trial, the units of the paired tests (6: the fewest an exact
-    sign-flip test at 5 % can decide on)."""
-    reps: PositiveInt = 100
-    """R: replicates per batch (every method on each)."""
-    alpha: Annotated[float, Range(gt=0, lt=0.5)] = 0.05
-    """Level of every test."""
-    seed: int = 0
-    """Seed of the batches (with the data configuration and the batch index)."""
-    checkpoint_every: Annotated[int, Range(ge=0)] = 1
-    """Batches between checkpoints (0: only the last)."""
-
-
-@dataclass(frozen=True)
-class TwoSampleConfig:
-    data: DataConfig = field(default_factory=DataConfig)
-    harmonic: HarmonicConfig = field(default_factory=HarmonicConfig)
-    baselines: BaselineConfig = field(default_factory=BaselineConfig)
-    mc: MonteCarloConfig = field(default_factory=MonteCarloConfig)
-
-    def validate(self) -> None:
-        """Rules across fields (each field's own bounds and choices are declared on it)."""
-        if not self.harmonic.studentize:
-            raise ValueError("harmonic.studentize needs at least one of cross, full")
-        if len(set(self.harmonic.studentize)) != len(self.harmonic.studentize):
-            raise ValueError(f"harmonic.studentize={','.join(self.harmonic.studentize)} "
-                             "names a studentization twice")
-        if self.data.groups and len(self.data.groups) != 2:
-            raise ValueError(f"data.groups={','.join(self.data.groups)}: name exactly two "
-                             "groups (or none)")
-        s = scenario(self)  # the family, its effect and the sizes, one sentence if wrong
-        replaced = {"hotelling_ilr", "james_ilr", "cao_lin_li"} & set(self.baselines.methods)
-        if s.family == "zeros" and replaced and self.data.depth <= ZERO_DELTA * (s.D - 1):
-            raise ValueError(f"data.depth={self.data.depth} is too low for D={s.D}: the "
-                             "log-ratio baselines' zero replacement needs depth > "
-                             f"{ZERO_DELTA:g} (D - 1)")
+from raystudy.studies.compositional_two_sample.analysis import (
+    PVALUE_LEVELS,
+    QQ_LEVELS,
+    analyze,
+    pvalue_cdf_key,
+)
+from raystudy.studies.compositional_two_sample.config import TwoSampleConfig, m_of, scenario
+from raystudy.studies.compositional_two_sample.data import DATA_COMMANDS
 
 
 # ----------------------------------------------------------------------------- data
-def parse_scenario(text: str) -> tuple[str, float]:
-    """``"mixture/0.3"`` -> ``("mixture", 0.3)``; a bare family is its null (effect 0)."""
-    terms = parse_spec(text, "data.scenario")
-    name, args = terms[0].name, terms[0].args
-    if len(terms) > 1 or name not in FAMILIES or len(args) > 1 or (
-            args and not isinstance(args[0], float)):
-        raise ValueError(f"data.scenario={text!r}: expected family or family/effect with "
-                         f"family one of {', '.join(FAMILIES)}")
-    return name, float(args[0]) if args else 0.0
-
-
-def m_of(data: DataConfig) -> int:
-    """Rows of y (derived): round(m_ratio * n), at least 4."""
-    return max(4, round(data.m_ratio * data.n))
-
-
-def scenario(config: TwoSampleConfig) -> Scenario:
-    """The library's Scenario of the trial (its ValueError is one sentence)."""
-    family, effect = parse_scenario(config.data.scenario)
-    d = config.data
-    try:
-        return Scenario(family, n=d.n, m=m_of(d), D=d.D, effect=effect, a=d.a, sigma=d.sigma,
-                        kappa=d.kappa, depth=d.depth, path=d.path or None,
-                        group_column=d.group_column,
-                        groups=(d.groups[0], d.groups[1]) if d.groups else None)
-    except ValueError as exc:
-        raise ValueError(f"data.scenario={d.scenario}: {exc}") from None
-
-
 def check_data(config: TwoSampleConfig) -> None:
     """file: open the table with the library's reader before Ray starts."""
     s = scenario(config)
@@ -244,14 +128,52 @@ def plan_of(config: TwoSampleConfig) -> BatchPlan:
                      config.baselines.permutations)
 
 
+def method_seed(seed: int, method: str) -> int:
+    """The seed of ``method``'s own randomness (its split or relabellings) in the batch of
+    ``seed``: the library's rule (``run_batch``), so every method draws what it drew there."""
+    state = np.random.SeedSequence([seed, 1 + METHODS.index(method)]).generate_state(1)
+    return int(state[0])
+
+
+def one_blas_thread() -> AbstractContextManager[Any]:
+    """BLAS on one thread while a batch runs, as ``run_batch`` does (threadpoolctl; without
+    it, OMP_NUM_THREADS and OPENBLAS_NUM_THREADS decide)."""
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return nullcontext()
+    return threadpool_limits(limits=1, user_api="blas")
+
+
+def pvalue_cdf(pvalues: np.ndarray, alpha: float) -> list[float]:
+    """The fraction of replicates with p-value <= M alpha for each M of ``PVALUE_LEVELS``
+    (a NaN p-value never counts, as it never rejects)."""
+    p = np.where(np.isfinite(pvalues), pvalues, np.inf)
+    return [float(np.mean(p <= multiple * alpha)) for multiple in PVALUE_LEVELS]
+
+
 def monte_carlo_batch(plan: BatchPlan, seed: int) -> dict[str, Any]:
-    """One batch (``run_batch``): rejection rate and ms per test per method, and the
-    harmonic tests' studentized statistics ``(reps,)``."""
-    out = run_batch(plan.scenario, reps=plan.reps, seed=seed, methods=plan.methods,
-                    degree=plan.degree, distance=plan.distance, alpha=plan.alpha,
-                    permutations=plan.permutations)
-    return {"reject": out.rejection_rate(), "time_ms": out.time_ms,
-            "statistics": out.statistics}
+    """One batch, every method on the same replicates, step for step as the library's
+    ``run_batch`` (the same data, method seeds and rejections), keeping each method's
+    p-values as well: rejection rate, ms per test and the p-value CDF at
+    ``PVALUE_LEVELS`` x alpha per method, and the harmonic tests' studentized statistics
+    ``(reps,)``."""
+    s = plan.scenario
+    x, y = generate(s, plan.reps, np.random.default_rng(np.random.SeedSequence([seed, 0])))
+    reject, time_ms, cdf, statistics = {}, {}, {}, {}
+    with one_blas_thread():
+        for method in plan.methods:
+            start = time.perf_counter()
+            res = run_method(method, x, y, seed=method_seed(seed, method), data=s.data,
+                             degree=plan.degree, distance=plan.distance, alpha=plan.alpha,
+                             permutations=plan.permutations)
+            time_ms[method] = 1e3 * (time.perf_counter() - start) / plan.reps
+            reject[method] = float(np.mean(np.asarray(res.reject, dtype=bool)))
+            cdf[method] = pvalue_cdf(np.asarray(res.pvalue, dtype=np.float64), plan.alpha)
+            if method in HARMONIC:
+                statistics[method] = np.asarray(res.statistic, dtype=np.float64)
+    return {"reject": reject, "time_ms": time_ms, "pvalue_cdf": cdf,
+            "statistics": statistics}
 
 
 # ----------------------------------------------------------------------------- metrics
@@ -274,8 +196,9 @@ def null_metrics(name: str, T: np.ndarray) -> dict[str, float]:
 
 
 def batch_metrics(plan: BatchPlan, state: dict[str, Any], step: int) -> dict[str, float]:
-    """This batch's rates and times (``batch/...``, the paired tests' units), the trial's
-    so far (``eval/...``) and, at a null, the statistics' distribution so far."""
+    """This batch's rates, times and p-value CDFs (``batch/...``, the paired tests' units;
+    the CDFs give the report its size-adjusted power), the trial's rates and times so far
+    (``eval/...``) and, at a null, the statistics' distribution so far."""
     primary = plan.methods[0]
     out = {"mc/batch": float(step), "mc/replicates": float(step * plan.reps)}
     for method in plan.methods:
@@ -284,6 +207,9 @@ def batch_metrics(plan: BatchPlan, state: dict[str, Any], step: int) -> dict[str
         out[f"batch/time_ms/{method}"] = times[-1]
         out[f"eval/reject/{method}"] = float(np.mean(rates))
         out[f"eval/time_ms/{method}"] = float(np.mean(times))
+        for multiple, fraction in zip(PVALUE_LEVELS, state["pvalue_cdf"][method][-1],
+                                      strict=True):
+            out[pvalue_cdf_key(method, multiple)] = fraction
     out["eval/reject"] = out[f"eval/reject/{primary}"]
     out["eval/time_ms"] = out[f"eval/time_ms/{primary}"]
     if plan.scenario.effect == 0:
@@ -301,6 +227,7 @@ def train_loop(config: TwoSampleConfig, ctx: TrialContext) -> None:
     state = ctx.load_checkpoint() or {
         "reject": {m: [] for m in plan.methods}, "time_ms": {m: [] for m in plan.methods},
         "statistics": {h: np.empty(0) for h in harmonic}}
+    state.setdefault("pvalue_cdf", {m: [] for m in plan.methods})  # a checkpoint before it
     steps = list(cadence)
     run = functools.partial(monte_carlo_batch, plan)
     for first in range(0, len(steps), ctx.slots):  # one round of batches per map slot
@@ -310,6 +237,7 @@ def train_loop(config: TwoSampleConfig, ctx: TrialContext) -> None:
             for method in plan.methods:
                 state["reject"][method].append(out["reject"][method])
                 state["time_ms"][method].append(out["time_ms"][method])
+                state["pvalue_cdf"][method].append(out["pvalue_cdf"][method])
             if plan.scenario.effect == 0:  # the null statistics, for KS and the QQ plot
                 for h in harmonic:
                     state["statistics"][h] = np.concatenate(

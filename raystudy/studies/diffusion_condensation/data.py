@@ -15,6 +15,12 @@
 Outside the mixture, the rarity of a point is its distance to the 5th nearest point of its
 class (a k-NN density reading) and the tail is the held-out 5 % with the largest such
 distance in the metric's space.
+
+Every pool also has a **probe**: a fixed random-feature map of the data space
+(:func:`random_features`), seeded apart from every data, selection and model seed. No
+selection runs in it, on any data, so the claims' sample metrics (``eval/*_rf``) are read
+there; on the mixture the pool's own metric space is the data space, which is also the one
+selected in (GADC's moment term matches its mean and variances).
 """
 
 from __future__ import annotations
@@ -46,6 +52,7 @@ class Pool:
     e_test: np.ndarray  # (M, d_e) the held-out data in the metrics' feature space
     embed: Callable[[np.ndarray], np.ndarray]  # data space -> the metrics' feature space
     log_probs: Callable[[np.ndarray], np.ndarray]  # data space -> (n, C) evaluation classifier
+    probe: Callable[[np.ndarray], np.ndarray]  # data space -> the random-feature space
 
     @property
     def classes(self) -> int:
@@ -54,6 +61,33 @@ class Pool:
     @property
     def dim(self) -> int:
         return int(self.x_train.shape[1])
+
+
+# ----------------------------------------------------------------------------- probe
+PROBE_WIDTH = 32
+"""Random ReLU features of the probe space: a nonlinear lift of the data space wide enough
+that its means and covariances are not the data space's (the moment term matches those),
+narrow enough for a Frechet distance on 2,000 samples."""
+PROBE_SEED = 7919
+"""Seed of the probe's weights: one fixed map for every data seed, method and selection, so
+all of them are measured in the same space, which none of them saw."""
+
+
+def random_features(x_train: np.ndarray, width: int = PROBE_WIDTH,
+                    seed: int = PROBE_SEED) -> Callable[[np.ndarray], np.ndarray]:
+    """``x -> relu(z W + b)``: the data space standardised on the pool (``z``), then fixed
+    Gaussian weights ``W`` (variance 1 / d) and biases ``b`` (variance 1)."""
+    rng = np.random.default_rng(seed)
+    dim = x_train.shape[1]
+    weights = rng.normal(0.0, 1.0 / np.sqrt(dim), (dim, width))
+    bias = rng.normal(0.0, 1.0, width)
+    centre, spread = x_train.mean(0), x_train.std(0)
+    spread = np.where(spread > 1e-6, spread, 1.0)  # constant pixels (digits' borders)
+
+    def probe(x: np.ndarray) -> np.ndarray:
+        return np.maximum(((np.asarray(x, np.float64) - centre) / spread) @ weights + bias,
+                          0.0)
+    return probe
 
 
 # ----------------------------------------------------------------------------- mixture
@@ -122,7 +156,8 @@ def mixture_pool(seed: int, classes: int, dim: int, n_train: int, n_test: int) -
     return Pool(m.x_train, m.y_train, m.x_test, m.y_test, m.x_train,
                 -bayes_log_probs(m, m.x_train)[rows, m.y_train],
                 -log_density(m, m.x_train)[rows, m.y_train], m.tail_test, m.x_test,
-                embed=lambda x: x, log_probs=lambda x: bayes_log_probs(m, x))
+                embed=lambda x: x, log_probs=lambda x: bayes_log_probs(m, x),
+                probe=random_features(m.x_train))
 
 
 # ----------------------------------------------------------------------------- real data
@@ -181,7 +216,8 @@ def labelled_pool(x_train: np.ndarray, y_train: np.ndarray, x_test: np.ndarray,
     spread = knn_radii(embedded, 5)
     tail = spread > np.quantile(spread, 0.95)
     return Pool(x_train, y_train, x_test, y_test, select_x, ce, rarity, tail, embedded,
-                embed=lambda x: features(b, x), log_probs=log_probs)
+                embed=lambda x: features(b, x), log_probs=log_probs,
+                probe=random_features(x_train))
 
 
 def split_per_class(x: np.ndarray, y: np.ndarray, n_train: int, n_test: int, seed: int

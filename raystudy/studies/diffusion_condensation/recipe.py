@@ -10,6 +10,7 @@ D2C-style (a reconstruction) and balanced-OT subsets.
 Launch::
 
     raystudy sweep diffusion_condensation --profile quick            # 2 CPUs, ~3 minutes
+    raystudy sweep diffusion_condensation --profile quick --space paper_ratio  # 5 of 500
     raystudy sweep diffusion_condensation --profile digits           # scikit-learn's digits
     raystudy run diffusion_condensation --in-process --set method=gadc --set per_class=5
 
@@ -18,12 +19,18 @@ wide tail per class; scikit-learn's digits; CIFAR pickles; ``.npy`` features), s
 ``per_class`` points per class in the pool's selection space (classes fanned out with
 ``ctx.map_chunks``), reports the raw subset's metrics once (``subset/*``, ``select/*``),
 then trains a small class-conditional DDPM (MLP, DiT's linear schedule) on the subset and
-reports the metrics of its DDIM samples in the pool's metric space (``eval/*``) on the
-cadence. Every method of a seed shares the data, the diffusion seed and the step count.
+reports the metrics of its DDIM samples on the cadence: in the pool's metric space
+(``eval/*``: on the mixture the data space, which is also the selection space) and in the
+pool's probe, a fixed random-feature space no selection runs in (``eval/*_rf``, the
+claims' reading). Every method of a seed shares the data, the diffusion seed and the step
+count. ``select/shipped_row_err`` is the row error of the authors' 20-iteration solver on
+the trial's own subset (``select/row_err``: the converged solver's), and
+``select/eps_over_median_c`` the temperature over the median cost of that subset.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from typing import Any
 
@@ -71,25 +78,45 @@ def select_chunk(items: list[Any]) -> list[tuple[list[int], dict[str, float]]]:
 
 def subset_objective(cfg: CondensationConfig, X: np.ndarray, ce: np.ndarray,
                      local: np.ndarray) -> dict[str, float]:
-    """J and its terms of one class's subset under the converged gadc objective."""
+    """J and its terms of one class's subset under the converged gadc objective, the row
+    error of the authors' 20-iteration solver on the same subset (``shipped_row_err``) and
+    the temperature over the subset's median cost, eps / median(C) (``eps_over_median_c``:
+    the ratio that decides how far 20 iterations are from converged)."""
     D = sqdist(X, X)
+    sets, scaled_ce = np.asarray(local)[None], ce * float(np.median(D))
     obj = SelectionObjective(kappa=cfg.kappa, eps_rel=cfg.eps_rel, ce_weight=cfg.ce_scale)
-    t = obj.terms(X, D, np.asarray(local)[None], ce * float(np.median(D)))
-    return {k: float(v[0]) for k, v in t.items()}
+    out = {k: float(v[0]) for k, v in obj.terms(X, D, sets, scaled_ce).items()}
+    shipped = dataclasses.replace(obj, solver="shipped").terms(X, D, sets, scaled_ce)
+    out["shipped_row_err"] = float(shipped["row_err"][0])
+    out["eps_over_median_c"] = cfg.eps_rel * float(np.median(D)) / float(np.median(D[sets[0]]))
+    return out
 
 
 # ----------------------------------------------------------------------------- metrics
-def metrics(pool: Pool, x: np.ndarray, y: np.ndarray, h: float) -> dict[str, float]:
+PROBE_POINTS = 1000
+"""Points per side of the probe-space metrics (samples and held-out data, each a fixed
+draw): half the metric space's 2,000, a quarter of its pairwise cost per evaluation."""
+
+
+def metrics(pool: Pool, x: np.ndarray, y: np.ndarray, h: float,
+            h_probe: float) -> dict[str, float]:
     """Fidelity/coverage of points ``x`` (labels ``y``, data space) against the held-out
-    data, in the pool's metric space."""
+    data, in the pool's metric space and (``*_rf``) in its random-feature probe space
+    (bandwidths ``h`` and ``h_probe``)."""
     rng = np.random.default_rng(0)
-    ref = pool.e_test[rng.choice(len(pool.e_test), min(len(pool.e_test), 2000), replace=False)]
-    e = pool.embed(x)
+    rows = rng.choice(len(pool.e_test), min(len(pool.e_test), 2000), replace=False)
+    ref, e = pool.e_test[rows], pool.embed(x)
     p, r = precision_recall_knn(ref, e, 3)
+    drawn = rng.choice(len(x), min(len(x), PROBE_POINTS), replace=False)
+    probe_ref, probe_x = pool.probe(pool.x_test[rows[:PROBE_POINTS]]), pool.probe(x[drawn])
+    p_rf, r_rf = precision_recall_knn(probe_ref, probe_x, 3)
     return {"mmd2": mmd2_unbiased(e, ref, h), "fd": frechet_distance(e, ref),
             "swd": sliced_wasserstein(e, ref), "precision": p, "recall": r,
             "tail_recall": tail_recall(pool.e_test[pool.tail_test], e, 3),
-            "class_acc": class_accuracy(pool.log_probs(x), y)}
+            "class_acc": class_accuracy(pool.log_probs(x), y),
+            "mmd2_rf": mmd2_unbiased(probe_x, probe_ref, h_probe),
+            "fd_rf": frechet_distance(probe_x, probe_ref), "precision_rf": p_rf,
+            "recall_rf": r_rf}
 
 
 # ----------------------------------------------------------------------------- loop
@@ -98,6 +125,7 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
     c = config
     m = pool_of(c)
     h = median_bandwidth(m.e_test[:1000])
+    h_probe = median_bandwidth(m.probe(m.x_test[:1000]))
     state = ctx.load_checkpoint()
     diff = GaussianDiffusion(1000)
     if state is None:
@@ -121,7 +149,7 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
             traces = [trace for _, trace in picked if trace]
         seconds = time.time() - t0
         sub = {f"subset/{k}": v for k, v in
-               metrics(m, m.x_train[chosen], m.y_train[chosen], h).items()}
+               metrics(m, m.x_train[chosen], m.y_train[chosen], h, h_probe).items()}
         sub["subset/tail_share"] = float(np.mean(
             m.rarity_train[chosen] > np.quantile(m.rarity_train, 0.95)))
         if c.method != "full":
@@ -129,7 +157,8 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
                                    np.searchsorted(np.flatnonzero(m.y_train == k),
                                                    chosen[m.y_train[chosen] == k]))
                   for k in range(m.classes)]
-            for t in ("J", "ot", "moment", "ce", "row_err"):
+            for t in ("J", "ot", "moment", "ce", "row_err", "shipped_row_err",
+                      "eps_over_median_c"):
                 sub[f"select/{t}"] = float(np.mean([j[t] for j in js]))
             for t in ("J_greedy", "J_swapped", "swap_rounds"):  # the method's own objective
                 if traces:
@@ -160,7 +189,8 @@ def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
         opt.step()
         if cadence.evaluates(step):
             x, y = generate(model, diff, c, m)
-            out = {f"eval/{k}": v for k, v in metrics(m, x, y, h).items()}
+            out = {f"eval/{k}": v for k, v in metrics(m, x, y, h, h_probe).items()}
+            out["eval/chance"] = 1.0 / m.classes  # class_acc's chance level
             out["train/loss"] = float(loss.detach())
             out["train/step"] = float(step)
             if first:

@@ -1,5 +1,8 @@
 """The empirical_gp study's report: the claims (EGP vs the per-task kernels, and vs the
-strongest baseline run, on test NLL at the longest horizon, paired over seeds), the test
+strongest baseline run, better and within a margin, on test NLL at the longest horizon,
+paired over seeds; each read only where the baseline's fit had its budget, each scoped to
+its family's data, generated families named as stand-ins; LCBench and real series rows
+*not run* unless read), the test
 NLL/RMSE table per family and method, metrics vs corpus size, the learned vs true covariance
 and example extrapolations (from each family's best trial's checkpoint), and the learned
 prior's error against the true process.
@@ -59,6 +62,62 @@ CLAIM = ("An empirical GP prior learned from a corpus predicts a new task's long
 STRONGEST = ("An empirical GP prior predicts a new task's long-horizon future with lower test "
              "NLL than the strongest baseline run (base GP, corpus-fitted GP, per-task kernels, "
              "per-task parametric curves)")
+COMPETITIVE = ("An empirical GP prior is competitive with the strongest baseline run on a new "
+               "task's long-horizon future (the abstract: competitive performance)")
+COMPETITIVE_MARGIN = 0.1
+""""Competitive": the EGP's test NLL at most 0.1 nats per point above the strongest
+baseline's (a non-inferiority margin fixed before any run; the claims' effects are 0.8-2.2
+nats)."""
+FIT_BUDGETS = {**{kernel: ("eval.baseline_steps", 100) for kernel in BASELINES},
+               "corpus_gp": ("model.corpus_fit_steps", 50)}
+"""The fewest fitting steps a baseline's hyperparameters get before a claim reads it: the
+profiles' budgets, at which longer fits were measured not to help (docs/empirical_gp.md,
+"How the claims are read": Adam at 400 or 1,000 steps moved the per-task kernels' NLL at
+h = 20 by at most 0.07 nats towards lower and made the spectral mixture worse; L-BFGS at
+200 iterations gave the corpus GP the same fit as at 50)."""
+FAMILY_DATA = {
+    "curves": ("generated learning curves (a mixture of six parametric shapes over 52 "
+               "epochs): a stand-in for LCBench, not LCBench"),
+    "seasonal": ("generated seasonal series (96 steps, period 12 or 24, level, trend, a trend "
+                 "change): a stand-in for the paper's time-series benchmarks, not them"),
+    "gp": "draws from a known GP (generated)",
+}
+
+
+def _setting(trial: Any, key: str, default: Any) -> Any:
+    """A trial's config value, else ``default``."""
+    return (trial.config or {}).get(key, default)
+
+
+def family_scope(trials: list, family: str, hardware: str) -> str:
+    """A family's data (generated stand-in or the files read), corpus, test curves and
+    hardware."""
+    mine = [t for t in trials if t.config["task.family"] == family]
+
+    def values(key: str, default: Any) -> str:
+        """The family's distinct values of a config key, joined by '/'."""
+        return "/".join(sorted({str(_setting(t, key, default)) for t in mine}))
+
+    data = FAMILY_DATA.get(family) or f"{family} files at {values('task.path', '')}"
+    observed = "/".join(f"{float(v):.0%}" for v in sorted({_setting(t, "task.observed", 0.25)
+                                                          for t in mine}))
+    return (f"{data}; S = {values('corpus.datasets', 200)} corpus datasets, M = "
+            f"{values('model.reference_points', 26)} reference points, "
+            f"{values('task.test_tasks', 30)} test curves observed for their first "
+            f"{observed}; {hardware}")
+
+
+def fit_budget(method: str, trials: list) -> tuple[claims.Precondition, ...]:
+    """The baseline's hyperparameter fit had at least its measured budget in every trial
+    (none for a baseline with nothing fitted by steps)."""
+    if method not in FIT_BUDGETS:
+        return ()
+    key, least = FIT_BUDGETS[method]
+    steps = sorted({int(_setting(t, key, least)) for t in trials})
+    return (claims.Precondition(
+        f"{method}'s hyperparameters were fitted with at least {least} steps ({key}), the "
+        "budget past which longer fits did not help", bool(steps) and steps[0] >= least,
+        f"{key} = {'/'.join(map(str, steps))} in {len(trials)} trials"),)
 
 
 def headline_rank(config: dict) -> tuple:
@@ -84,16 +143,19 @@ def headline_trials(trials: list) -> dict[str, dict[int, dict]]:
     return out
 
 
-def nll_claims(trials: list, h: int) -> tuple[list[Claim], list[list[Any]]]:
+def nll_claims(trials: list, h: int, hardware: str = "CPU"
+               ) -> tuple[list[Claim], list[list[Any]]]:
     """Per family, EGP's NLL at horizon ``h`` paired over seeds against (1) the best per-task
-    kernel on each seed (the lowest of the kernels run; the paper's claim) and (2) the
+    kernel on each seed (the lowest of the kernels run; the paper's claim), (2) the
     strongest baseline (of every baseline run on all seeds, the lowest NLL averaged over the
-    seeds); each claim Holm-corrected over the families.
+    seeds) and (3) the same within COMPETITIVE_MARGIN (non-inferiority, the abstract's
+    word); each claim Holm-corrected over the families, each read only where the
+    baseline's fit had its budget.
 
     Returns the claims and one table row per (family, seed).
     """
     key = f"nll_h{h}"
-    rows, ranks = [], {}
+    rows, ranks, kernels = [], {}, {}
     for family, seeds in sorted(headline_trials(trials).items()):
         seeds = {s: last for s, last in sorted(seeds.items()) if f"eval/egp/{key}" in last}
         if not seeds:
@@ -105,34 +167,65 @@ def nll_claims(trials: list, h: int) -> tuple[list[Claim], list[list[Any]]]:
         for seed, last in seeds.items():
             nll = {m: float(last.get(f"eval/{m}/{key}", math.nan)) for m in ("egp", *run)}
             kernel = min((m for m in run if m in BASELINES), default="", key=nll.get)
+            kernels.setdefault(family, set()).add(kernel)
             egp, k_nll, s_nll = nll["egp"], nll.get(kernel, math.nan), nll.get(strongest, math.nan)
             rows.append([family, seed, egp, k_nll, kernel, egp - k_nll, strongest, s_nll,
                          egp - s_nll])
+    by_family = {f: [t for t in trials if t.config["task.family"] == f
+                     and headline_rank(t.config) == rank] for f, rank in ranks.items()}
     out = []
     for statement, effect, column, why in (
             (CLAIM, "EGP - best per-task kernel", 3, "the baseline is the lowest per-task "
              "kernel on each seed"),
             (STRONGEST, "EGP - strongest baseline", 7, "the strongest baseline is {} (lowest "
-             "mean over seeds)")):
+             "mean over seeds, chosen on the seeds it is compared on: in its favour)"),
+            (COMPETITIVE, "EGP - strongest baseline", 7, "the strongest baseline is {}; "
+             f"non-inferiority margin {COMPETITIVE_MARGIN:g} nats per point")):
         pairs: dict[str, list] = {}
         for row in rows:
             if not math.isnan(row[column]):
                 pairs.setdefault(row[0], []).append(row)
         if not pairs:
             out.append(claims.missing_claim(statement, "paired over seeds", f"NLL h={h}: {effect}",
-                                            "no trial reported EGP and such a baseline"))
+                                            "no trial reported EGP and such a baseline",
+                                            scope=hardware))
             continue
-        results = {family: stats.paired_comparison([r[2] for r in mine], [r[column] for r in mine])
-                   for family, mine in pairs.items()}
-        adjusted = stats.holm([r.p_value for r in results.values()])
-        for (family, result), p in zip(results.items(), adjusted, strict=True):
+        tests = []
+        for family, mine in pairs.items():
+            egp, base = [r[2] for r in mine], [r[column] for r in mine]
+            baselines = kernels[family] if column == 3 else {mine[0][6]}
             S, reg, M = ranks[family]
-            out.append(claims.paired_claim(
-                f"{statement} ({family})", f"NLL h={h}: {effect} (per point)", result, "less",
-                note=f"{family}: EGP S={S} M={M} {'none' if reg else 'regularised'} (chosen by "
-                     f"config); {why.format(pairs[family][0][6])}", p_value=p,
-                family=f"{len(results)} families"))
+            competitive = statement == COMPETITIVE
+            tests.append(claims.Test(
+                f"{statement} ({family})", f"NLL h={h}: {effect} (per point)",
+                stats.non_inferiority(egp, base, COMPETITIVE_MARGIN, "less") if competitive
+                else stats.paired_comparison(egp, base), "less",
+                note=f"{family}: EGP S={S} M={M} {'none' if reg else 'regularised'} (chosen "
+                     f"by config); {why.format(mine[0][6])}",
+                margin=COMPETITIVE_MARGIN if competitive else 0.0,
+                scope=family_scope(by_family[family], family, hardware),
+                preconditions=tuple(p for m in sorted(baselines)
+                                    for p in fit_budget(m, by_family[family]))))
+        out += claims.holm_family(tests, f"{len(tests)} families")
     return out, rows
+
+
+def regimes_not_run(trials: list) -> list[Claim]:
+    """The paper's real benchmarks this run read no file of, as rows *not run*."""
+    families = {t.config["task.family"] for t in trials}
+    rows = []
+    if "lcbench" not in families:
+        rows.append(claims.not_run(
+            f"{CLAIM}, on LCBench learning curves", "LCBench (35 datasets x 2,000 "
+            "configurations x 52 epochs), the paper's learning-curve benchmark",
+            "this run read no LCBench file: --profile paper --set task.path=... reads "
+            "data_2k.json or an LCBench-lite folder"))
+    if "csv" not in families:
+        rows.append(claims.not_run(
+            f"{CLAIM}, on real time-series forecasting benchmarks", "the paper's real "
+            "time-series benchmarks", "this run forecast generated series only: "
+            "--set task.family=csv task.path=... reads a folder of real series"))
+    return rows
 
 
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
@@ -150,8 +243,12 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
                          "steps after the last observed point, NLL/RMSE overall = every "
                          "future point; best first within each family")]
     claim_list: list[Claim] = []
+    request = getattr(results, "request", None) or {}
+    gpus = float((request.get("compute") or {}).get("gpus_per_worker", 0) or 0)
+    hardware = "GPU" if gpus > 0 else "CPU, train.threads=" + "/".join(
+        sorted({str(_setting(t, "train.threads", 1)) for t in trials}))
     if hs:
-        claim_list, claim_rows = nll_claims(trials, max(hs))
+        claim_list, claim_rows = nll_claims(trials, max(hs), hardware)
         tables.append(Table(f"Claim: NLL at h={max(hs)} per seed", [
             "family", "seed", "EGP", "best per-task kernel", "kernel", "EGP - kernel",
             "strongest baseline", "its NLL", "EGP - strongest"],
@@ -193,7 +290,7 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
         summary["covariance_error"] = {f"{family} {label}": float(np.mean([e for e, _ in v]))
                                        for (family, label), v in errors.items()}
     return Analysis(tables=tables, figures=figures, summary=summary, notes=notes,
-                    claims=claim_list)
+                    claims=claim_list + regimes_not_run(trials))
 
 
 def _pyplot():

@@ -1,8 +1,10 @@
 """WBMM (windowed batch matmul) against depthwise convolution: operator timing blocks (ICML 2026).
 
-The study package: ``recipe.py`` (config, the timing block, ``STUDY``), ``analysis.py``
-(tables, figures, claims), ``profiles/`` and ``spaces/``. ``STUDY`` is built on first
-access, so ``raystudy list`` reads this docstring without importing the recipe.
+The study package: ``config.py`` (the config dataclasses and the shape parser),
+``recipe.py`` (the timing block, the proxy's training loop, ``STUDY``), ``analysis.py``
+(tables, figures, claims), ``proxy.py`` (the accuracy proxy's net and task), and
+``profiles/`` and ``spaces/``. ``STUDY`` is built on first access, so ``raystudy list``
+reads this docstring without importing the recipe.
 """
 
 from __future__ import annotations

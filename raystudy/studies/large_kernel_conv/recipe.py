@@ -10,6 +10,7 @@ kernel plus the identity vs a sliding k x k kernel) at different MAC counts (w^2
 Launch::
 
     raystudy sweep large_kernel_conv --profile quick      # 2 CPUs, one trial at a time
+    raystudy sweep large_kernel_conv --profile quick --space claim   # + batch 32 cells
     raystudy run large_kernel_conv --in-process --set shape=2x320x14
     raystudy sweep large_kernel_conv --profile quick --space proxy --max-concurrent 2
 
@@ -25,107 +26,26 @@ concurrent trials on shared cores are not comparable.
 
 A ``kind=proxy`` trial instead trains the accuracy proxy (``proxy.py``): a tiny 4-stage
 net with WBMM ``w``, same-support depthwise ``2w - 1`` or 5x5 depthwise as its mixer, on a
-generated task whose label needs a ~10 px receptive field; one seed per trial.
+generated task whose label needs a ~10 px receptive field; one seed and one learning rate
+per trial (space ``proxy`` sweeps three per mixer, chosen on validation images).
 """
 
 from __future__ import annotations
 
 import statistics
-from dataclasses import dataclass, field
-from typing import Annotated, Literal
 
 import torch
 
-from raystudy import (
-    DataError,
-    Metric,
-    PositiveFloat,
-    PositiveInt,
-    Range,
-    Study,
-    TrialContext,
-)
+from raystudy import DataError, Metric, Study, TrialContext
 from raystudy.algorithms.large_kernel import candidates, check, interleaved, lka_available
 from raystudy.studies.large_kernel_conv.analysis import analyze
-from raystudy.studies.large_kernel_conv.proxy import ProxyNet, parse_mixer, relation_task
-
-
-# ----------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class TimingConfig:
-    device: Literal["cpu", "cuda"] = "cpu"
-    """Where the block runs (cuda: CUDA events, checked on the trial's node)."""
-    dtype: Literal["float32", "float64"] = "float32"
-    """Dtype of the inputs, kernels and tables of every candidate."""
-    phase: Literal["fwd", "train"] = "fwd"
-    """fwd: inference (no grad; WBMM NC and C); train: forward + backward of a sum."""
-    windows: tuple[int, ...] = (4, 7, 14)
-    """WBMM window sizes w timed (wbmm{w}, wbmmc{w}); those over twice the map are left out."""
-    kernels: tuple[int, ...] = (3, 5, 7, 13, 27)
-    """Depthwise kernel sizes k timed (dw{k}; odd, must include 5: ratios are read to dw5)."""
-    reps: PositiveInt = 5
-    """Interleaved repetitions in the block (the block's median is its unit value)."""
-    warmup: Annotated[int, Range(ge=0)] = 1
-    """Untimed calls of every candidate before the first repetition this process times."""
-    clock: Literal["cpu", "wall"] = "cpu"
-    """cpu: process CPU time (one thread); wall: perf_counter."""
-    threads: PositiveInt = 1
-    """torch.set_num_threads for the block (1: comparable timings on shared cores)."""
-    block: Annotated[int, Range(ge=0)] = 0
-    """The repetition block: the unit of the paired tests (and the seed of the inputs)."""
-    check_tolerance: PositiveFloat = 1e-5
-    """Max abs error of wbmm vs the per-window conv2d reference before timing (else fail)."""
-
-
-@dataclass(frozen=True)
-class ProxyConfig:
-    mixer: str = "wbmm7"
-    """Token mixer of the proxy net: wbmm<w> or dw<k> (k odd; wbmm7's same support: dw13)."""
-    seed: int = 0
-    """Seed of the init and the batches (the unit of the paired accuracy claim)."""
-    epochs: PositiveInt = 6
-    """Passes over the generated training set."""
-    train_size: PositiveInt = 1000
-    """Generated training images (the test set is 1000, drawn apart)."""
-    noise: PositiveFloat = 0.4
-    """Std of the Gaussian background the two markers sit on."""
-    channels: PositiveInt = 16
-    """Width of every stage."""
-    lr: PositiveFloat = 3e-3
-    """AdamW learning rate (batch 64)."""
-
-
-@dataclass(frozen=True)
-class LargeKernelConfig:
-    kind: Literal["timing", "proxy"] = "timing"
-    """timing: one timing block (the speed claims); proxy: one training run of the accuracy
-    proxy (space proxy)."""
-    shape: str = "2x160x28"
-    """BxCxS: batch, channels, H = W (WBMM-T's stages at 224 input: 160x28, 320x14, 640x7)."""
-    timing: TimingConfig = field(default_factory=TimingConfig)
-    proxy: ProxyConfig = field(default_factory=ProxyConfig)
-
-    def validate(self) -> None:
-        t = self.timing
-        parse_mixer(self.proxy.mixer)
-        shape_of(self)
-        if 5 not in t.kernels:
-            raise ValueError("timing.kernels needs 5: every ratio is read against dw5")
-        if any(k % 2 == 0 or k < 1 for k in t.kernels):
-            raise ValueError(f"timing.kernels={t.kernels}: odd sizes only")
-        if any(w < 1 for w in t.windows) or not t.windows:
-            raise ValueError(f"timing.windows={t.windows}: at least one window >= 1")
-
-
-def shape_of(config: LargeKernelConfig) -> tuple[int, int, int, int]:
-    """``"2x160x28"`` -> ``(2, 160, 28, 28)`` (one sentence if malformed)."""
-    try:
-        b, c, size = (int(v) for v in config.shape.lower().split("x"))
-    except ValueError:
-        raise ValueError(f"shape={config.shape!r}: expected BxCxS, e.g. 2x160x28") from None
-    if min(b, c, size) < 1:
-        raise ValueError(f"shape={config.shape!r}: every size must be >= 1")
-    return (b, c, size, size)
+from raystudy.studies.large_kernel_conv.config import (
+    LargeKernelConfig,
+    ProxyConfig,
+    TimingConfig,
+    shape_of,
+)
+from raystudy.studies.large_kernel_conv.proxy import ProxyNet, relation_task
 
 
 # ----------------------------------------------------------------------------- loop
@@ -160,9 +80,12 @@ def train_loop(config: LargeKernelConfig, ctx: TrialContext) -> None:
 
 
 def proxy_loop(p: ProxyConfig, ctx: TrialContext) -> None:
-    """Train the proxy net on the relation task; test accuracy after every epoch."""
+    """Train the proxy net on the relation task; validation and test accuracy after every
+    epoch (1,000 images each, drawn apart from the training set and from each other: the
+    analysis picks each mixer's lr on validation and reads the test accuracy at it)."""
     torch.set_num_threads(1)
     x, y = relation_task(p.train_size, seed=0, noise=p.noise)
+    x_val, y_val = relation_task(1000, seed=2, noise=p.noise)  # the lr is chosen on these
     x_test, y_test = relation_task(1000, seed=1, noise=p.noise)
     torch.manual_seed(p.seed)
     net = ProxyNet(p.mixer, p.channels)
@@ -185,7 +108,9 @@ def proxy_loop(p: ProxyConfig, ctx: TrialContext) -> None:
         net.eval()
         with torch.no_grad():
             acc = float((net(x_test).argmax(1) == y_test).float().mean())
-        ctx.report({"eval/acc": acc, "train/loss": loss.item()}, step=epoch,
+            val_acc = float((net(x_val).argmax(1) == y_val).float().mean())
+        ctx.report({"eval/acc": acc, "eval/val_acc": val_acc, "train/loss": loss.item()},
+                   step=epoch,
                    checkpoint={"net": net.state_dict(), "opt": opt.state_dict(),
                                "batches": batches.get_state()})
 
@@ -213,6 +138,8 @@ STUDY = Study(
                "block (< 1: WBMM-14 faster)"),
         Metric("time_ms/dw5", "min", "median ms of the 5x5 depthwise conv in the block"),
         Metric("eval/acc", "max", "the accuracy proxy's test accuracy (kind=proxy)"),
+        Metric("eval/val_acc", "max", "the accuracy proxy's validation accuracy: each "
+               "mixer's lr is chosen on it (kind=proxy)"),
     ),
     analyze=analyze,
 )

@@ -74,18 +74,27 @@ def point_stats(values: list[float]) -> tuple[float, float]:
     return float(np.mean(values)), float(np.std(values))
 
 
-def robust_width(xs: list[float], means: list[float], threshold: float) -> float | None:
-    """Longest run of consecutive points with mean <= threshold, in decades of x."""
+def robust_span(xs: list[float], means: list[float], threshold: float
+                ) -> tuple[int, int] | None:
+    """First and last index of the longest run of consecutive points with mean <=
+    threshold (the widest in decades of x; the first of equally wide runs), or None."""
     best, start = None, None
     for i, mean in enumerate([*means, math.inf]):
         if mean <= threshold:
             start = i if start is None else start
             continue
         if start is not None:
-            width = math.log10(xs[i - 1] / xs[start])
-            best = width if best is None else max(best, width)
+            if best is None or math.log10(xs[i - 1] / xs[start]) > math.log10(
+                    xs[best[1]] / xs[best[0]]):
+                best = (start, i - 1)
             start = None
     return best
+
+
+def robust_width(xs: list[float], means: list[float], threshold: float) -> float | None:
+    """Longest run of consecutive points with mean <= threshold, in decades of x."""
+    span = robust_span(xs, means, threshold)
+    return None if span is None else math.log10(xs[span[1]] / xs[span[0]])
 
 
 def robustness_table(curves: Curves, tolerance: float = 0.10) -> tuple[Table, dict]:

@@ -21,111 +21,22 @@ from __future__ import annotations
 import functools
 import itertools
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
 
-from raystudy import (
-    Analysis,
-    Claim,
-    Fraction,
-    Metric,
-    NonNegativeFloat,
-    NonNegativeInt,
-    PositiveFloat,
-    PositiveInt,
-    Range,
-    RunResults,
-    Study,
-    Table,
-    TrialContext,
-    claims,
-)
-from raystudy.algorithms import stats
+from raystudy import Metric, Study, TrialContext
 from raystudy.algorithms.models import GPT
-from raystudy.algorithms.optim import OPTIMIZER_NAMES, make_optimizer, optimizer_step
+from raystudy.algorithms.optim import make_optimizer, optimizer_step
 from raystudy.algorithms.text import random_windows, text_bytes, train_val_split
 from raystudy.contract import data as datacheck
 from raystudy.contract import storage
 from raystudy.errors import DataError, MissingDataError, UserError
-from raystudy.studies.optimizer_robustness import curves
-from raystudy.studies.optimizer_robustness.make_data import DATA_COMMANDS
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    vocab_size: Annotated[int, Range(ge=2)] = 256
-    """Token ids: 256 for the byte-level sources; the tokenizer's size for token files."""
-    d_model: PositiveInt = 64
-    """Residual width of the GPT."""
-    n_layers: PositiveInt = 2
-    """Transformer blocks."""
-    n_heads: PositiveInt = 4
-    """Attention heads."""
-    seq_len: PositiveInt = 64
-    """Context length in tokens."""
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    source: str = "stdlib"
-    """'stdlib' (Python's own sources), a folder of text files, or 'tokens' (see path)."""
-    path: str = ""
-    """With source=tokens: folder (local, NFS or s3://) holding train.npy and val.npy."""
-    max_bytes: PositiveInt = 1_000_000
-    """Bytes of text read for the in-memory sources."""
-    val_fraction: Fraction = 0.1
-    """Tail of the corpus held out for validation."""
-
-
-@dataclass(frozen=True)
-class OptimizerConfig:
-    name: Literal[OPTIMIZER_NAMES] = "adamw"  # type: ignore[valid-type]
-    """One of raystudy.algorithms.optim.OPTIMIZER_NAMES."""
-    lr: PositiveFloat = 1e-3
-    """Learning rate (the swept quantity)."""
-    weight_decay: NonNegativeFloat = 0.0
-    """Decoupled weight decay."""
-    f_star: float = 0.0
-    """Momo variants: lower bound F* on the loss."""
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    steps: PositiveInt = 120
-    """Optimizer steps per trial."""
-    batch_size: PositiveInt = 16
-    """Sequences per step (per worker with --workers)."""
-    eval_every: PositiveInt = 40
-    """Steps between validation reports."""
-    eval_batches: PositiveInt = 4
-    """Validation batches per evaluation (a fixed set for every trial)."""
-    seed: int = 0
-    """Seed of model init and data order."""
-    checkpoint_every: NonNegativeInt = 0
-    """Evaluations between checkpoints (0: only the last step's)."""
-    threads: PositiveInt = 1
-    """torch CPU threads per trial (concurrent trials share the cores)."""
-    precision: Literal["auto", "fp32", "bf16"] = "auto"
-    """auto (bf16 autocast on CUDA, fp32 on CPU, where bf16 is ~14x slower) | fp32 | bf16."""
-
-
-@dataclass(frozen=True)
-class OptimizerRobustnessConfig:
-    model: ModelConfig = field(default_factory=ModelConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    optimizer: OptimizerConfig = field(default_factory=OptimizerConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-
-    def validate(self) -> None:
-        """Rules across fields (each field's own bounds are declared on it)."""
-        if self.model.d_model % self.model.n_heads:
-            raise ValueError("model.d_model must be divisible by model.n_heads")
-        if self.data.source == "tokens" and not self.data.path:
-            raise ValueError("data.source=tokens needs data.path (folder with train.npy)")
+from raystudy.studies.optimizer_robustness.analysis import analyze
+from raystudy.studies.optimizer_robustness.config import OptimizerRobustnessConfig
+from raystudy.studies.optimizer_robustness.data import DATA_COMMANDS
 
 
 # ----------------------------------------------------------------------------- data
@@ -311,59 +222,6 @@ def train_loop(config: OptimizerRobustnessConfig, ctx: TrialContext) -> None:
         ctx.report({"eval/loss": val_loss, "train/loss": train_loss, "train/step": step,
                     "train/tokens": ctx.all_reduce_sum(step * t.batch_size * config.model.seq_len)},
                    checkpoint=checkpoint, step=step)
-
-
-# ----------------------------------------------------------------------------- report
-CLAIM = ("MuonMax-Momo and MuonAdam-Momo stay near the best loss over a wider learning-rate "
-         "range than MuonAdam, which needs precise tuning")
-MOMO_VARIANTS = ("muonmax_momo", "muon_adam_momo")
-BASELINE = "muon_adam"
-
-
-def robustness_claims(widths: dict[str, dict[int, float]]) -> tuple[list[Claim], Table]:
-    """Each Momo variant's per-seed robust width minus MuonAdam's, Holm over the two.
-
-    Returns the claims and the per-seed widths table.
-    """
-    seeds = sorted({s for w in widths.values() for s in w})
-    table = Table("Robust width per seed (decades)", ["optimizer", *map(str, seeds)],
-                  [[g, *(w.get(s, math.nan) for s in seeds)] for g, w in sorted(widths.items())],
-                  note="each seed against its own best loss over all optimizers (within 10 %); "
-                       "no point within: 0")
-    present = [m for m in MOMO_VARIANTS if m in widths]
-    if BASELINE not in widths or not present:
-        missing = [m for m in (BASELINE, *MOMO_VARIANTS) if m not in widths]
-        return [claims.missing_claim(CLAIM, "paired over seeds", "width - MuonAdam's (decades)",
-                                     f"not in this run: {', '.join(missing)}")], table
-    tests = {}
-    for method in present:
-        paired = [s for s in seeds if s in widths[method] and s in widths[BASELINE]]
-        tests[method] = stats.paired_comparison([widths[method][s] for s in paired],
-                                                [widths[BASELINE][s] for s in paired])
-    adjusted = stats.holm([t.p_value for t in tests.values()])
-    out = [claims.paired_claim(
-        CLAIM, f"{method} width - {BASELINE} width (decades)", result, "greater",
-        note="robust width per seed against that seed's best loss; grid spacing "
-             "limits the resolution", p_value=p, family=f"{len(tests)} Momo variants")
-        for (method, result), p in zip(tests.items(), adjusted, strict=True)]
-    return out, table
-
-
-def analyze(results: RunResults, figures_dir: Path) -> Analysis:
-    """Robustness table, loss-vs-learning-rate figure and the claim, over optimizer x lr x
-    seed (the claim pairs each Momo variant's per-seed robust width with MuonAdam's)."""
-    points = curves.collect(results, group="optimizer.name", x="optimizer.lr",
-                                metric="eval/loss")
-    analysis = curves.analyze_curves(points, figures_dir, metric="eval/loss",
-                                     group_label="optimizer", x_label="learning rate")
-    if points:
-        widths = curves.widths_by_seed(curves.collect_by_seed(
-            results, group="optimizer.name", x="optimizer.lr", metric="eval/loss",
-            seed="train.seed"))
-        analysis.claims, table = robustness_claims(widths)
-        analysis.tables.append(table)
-        analysis.summary["widths_by_seed"] = widths
-    return analysis
 
 
 STUDY = Study(

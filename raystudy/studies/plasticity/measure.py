@@ -23,7 +23,7 @@ from raystudy.algorithms.plasticity.metrics import (
 )
 
 if TYPE_CHECKING:
-    from raystudy.studies.plasticity.recipe import PlasticityConfig
+    from raystudy.studies.plasticity.config import PlasticityConfig
 
 
 WITHIN_KEYS = ("task/loss_start", "features/erank", "features/srank", "features/dormant",

@@ -27,7 +27,7 @@ from raystudy.studies.plasticity.measure import (
 )
 
 if TYPE_CHECKING:
-    from raystudy.studies.plasticity.recipe import PlasticityConfig
+    from raystudy.studies.plasticity.config import PlasticityConfig
 
 
 def rl_loop(config: PlasticityConfig, ctx: TrialContext) -> None:

@@ -8,13 +8,16 @@ The paper's own baselines are smooth in the forward pass; this study adds true
 surrogate-gradient LIF/PLIF (Heaviside forward), evaluates every network soft (the
 authors' forward) and hard (binary spikes), picks the epoch on a validation split carved
 from train (the authors' best-test-epoch figure is reported beside it, never in a claim),
-and adds SigmaLIF (UltraLIF's learnable-eps sigmoid, no LSE).
+and adds SigmaLIF (UltraLIF's learnable-eps sigmoid, no LSE) and a tuned baseline: SG-LIF
+with a learned threshold, and space ``tune``, where every arm's learning rate and
+threshold are chosen on validation from the same grid.
 
 Launch::
 
     raystudy sweep spiking_nets --profile quick                   # 2 CPUs, minutes
     raystudy run spiking_nets --in-process --set neuron.name=ultradlif --set data.timesteps=1
     raystudy sweep spiking_nets --profile quick --space conv      # the authors' ConvSNN
+    raystudy sweep spiking_nets --profile quick --space tune      # every arm tuned
     raystudy data make-events /tmp/events   # then --set data.name=shd --set data.path=/tmp/events
     raystudy data make-nmnist /tmp/nm       # then --set data.name=nmnist --set data.path=/tmp/nm
 
@@ -27,22 +30,16 @@ and reports on the cadence.
 from __future__ import annotations
 
 import functools
-import importlib.util
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import torch
 
 from raystudy import (
     DataError,
-    Fraction,
     Metric,
     MissingDataError,
-    NonNegativeFloat,
-    NonNegativeInt,
-    PositiveFloat,
-    PositiveInt,
     Study,
     TrialContext,
 )
@@ -60,8 +57,6 @@ from raystudy.algorithms.snn import (
     rate_encode,
 )
 from raystudy.algorithms.snn.data import (
-    DVS_GESTURE_SIZE,
-    NMNIST_SIZE,
     DataFormatError,
     DataMissingError,
     load_static,
@@ -71,123 +66,8 @@ from raystudy.algorithms.snn.data import (
     read_shd,
 )
 from raystudy.studies.spiking_nets.analysis import analyze
-from raystudy.studies.spiking_nets.make_data import DATA_COMMANDS, cached_nmnist
-
-NEURONS = ("ultralif", "ultraplif", "ultradlif", "ultradplif", "sigmalif", "sg_lif",
-           "sg_plif", "soft_lif", "soft_plif", "dspike")
-EVENT_SETS = ("temporal_order", "nmnist", "shd", "dvs_gesture")
-IMAGES = {"digits": (1, 8, 8), "mnist": (1, 28, 28), "fashion": (1, 28, 28),
-          "cifar10": (3, 32, 32), "nmnist": (2, NMNIST_SIZE, NMNIST_SIZE),
-          "dvs_gesture": (2, DVS_GESTURE_SIZE, DVS_GESTURE_SIZE)}
-"""C x H x W of the image sets (event sets: polarity, y, x), for the conv network."""
-
-
-# ----------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class NeuronConfig:
-    name: Literal[NEURONS] = "ultralif"  # type: ignore[valid-type]
-    """ultralif/ultraplif/ultradlif/ultradplif (LSE), sigmalif (control), sg_lif/sg_plif
-    (surrogate gradient), soft_lif/soft_plif/dspike (the authors' smooth baselines)."""
-    tau: Fraction = 0.9
-    """Leak (fixed-tau neurons; the P- variants learn it)."""
-    init_eps: PositiveFloat = 1.0
-    """Initial eps of the LSE neurons and SigmaLIF (one per layer, learnable)."""
-    learn_eps: bool = True
-    """False: eps fixed at init_eps (the ablation)."""
-    threshold: float = 0.0
-    """theta of the Ultra neurons and SigmaLIF (library 0, the authors' ablation 1)."""
-    dlif_form: Literal["library", "readme"] = "library"
-    """UltraDLIF's published form (ultradplif: library only)."""
-    surrogate: Literal["fast_sigmoid", "atan", "sigmoid"] = "fast_sigmoid"
-    """sg_*: the surrogate derivative."""
-    slope: PositiveFloat = 25.0
-    """sg_*: the surrogate's slope k."""
-    sg_threshold: PositiveFloat = 1.0
-    """sg_*: firing threshold."""
-    reset: Literal["zero", "subtract"] = "zero"
-    """sg_*: zero = V (1 - s) as the authors' neurons, subtract = V - s theta."""
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    name: Literal["digits", "temporal_order", "nmnist", "shd", "dvs_gesture", "mnist",
-                  "fashion", "cifar10"] = "digits"
-    """digits (bundled, rate-encoded), temporal_order (generated, SHD layout), nmnist
-    (N-MNIST .bin in path; no path: digits along saccades, generated once), shd (.h5 in
-    path), dvs_gesture (tonic's .npy in path), mnist/fashion (IDX in path), cifar10
-    (pickles in path)."""
-    path: str = ""
-    """Folder of the files (shd: shd_train.h5, shd_test.h5; nmnist: Train/, Test/;
-    dvs_gesture: ibmGestureTrain/, ibmGestureTest/)."""
-    timesteps: PositiveInt = 1
-    """T: rate-encoding steps (static) or time bins (events)."""
-    rate_gain: Fraction = 0.5
-    """Bernoulli p = gain * x per step (the authors' 0.5)."""
-    normalize_then_clamp: bool = True
-    """Static: standardise by the training mean/std, then clamp to [0, 1] (the authors')."""
-    val_fraction: Fraction = 0.1
-    """Share of train carved out (seeded) for the epoch choice."""
-    events_train: PositiveInt = 800
-    """temporal_order: generated training recordings."""
-    events_test: PositiveInt = 400
-    """temporal_order: generated test recordings."""
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    epochs: PositiveInt = 15
-    """Passes over the training split."""
-    batch_size: PositiveInt = 128
-    """Adam mini-batch (the authors' 128)."""
-    lr: PositiveFloat = 1e-3
-    """Adam learning rate (the authors' 1e-3)."""
-    hidden: PositiveInt = 64
-    """Units per hidden layer (the README's 64)."""
-    network: Literal["fc", "conv"] = "fc"
-    """fc: the authors' SNN/DeepSNN; conv: their ConvSNN (two conv 3x3 -> avg pool 2 ->
-    neuron blocks, 32 and 64 channels; image data only)."""
-    layers: Literal[1, 2, 3] = 1
-    """Hidden spiking layers of the fc network (depth space)."""
-    sparsity_lambda: NonNegativeFloat = 0.0
-    """loss = CE + lambda * mean spike value."""
-    seed: int = 0
-    """Seed of the init, the split and the training encoding."""
-    threads: PositiveInt = 1
-    """torch threads per trial."""
-    eval_every: NonNegativeInt = 5
-    """Epochs between reports (selection still looks at every epoch)."""
-    checkpoint_every: NonNegativeInt = 1
-    """Reports between checkpoints (0: only the last)."""
-
-
-@dataclass(frozen=True)
-class SpikingConfig:
-    neuron: NeuronConfig = field(default_factory=NeuronConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-
-    def validate(self) -> None:
-        if self.train.network == "conv":
-            if self.data.name not in IMAGES:
-                raise ValueError(f"train.network=conv needs image data ({', '.join(IMAGES)}),"
-                                 f" not data.name={self.data.name}")
-            if self.train.layers != 1:
-                raise ValueError("train.layers applies to the fc network; conv has its two "
-                                 "blocks")
-        if self.neuron.name == "ultradplif" and self.neuron.dlif_form == "readme":
-            raise ValueError("neuron.dlif_form=readme has no tau: ultradplif is library-form")
-        if self.data.name in ("shd", "dvs_gesture", "mnist", "fashion", "cifar10") \
-                and not self.data.path:
-            raise ValueError(f"data.name={self.data.name} needs data.path (a local folder)")
-        if self.data.name == "digits" or (self.data.name == "nmnist" and not self.data.path):
-            require("sklearn", f"data.name={self.data.name} needs scikit-learn (its bundled "
-                    "digits)")
-
-
-def require(module: str, what: str) -> None:
-    """A ValueError (one line, exit 2) naming the extra when ``module`` is not installed."""
-    if importlib.util.find_spec(module) is None:
-        raise ValueError(f"{what}: pip install 'raystudy[spiking]'")
+from raystudy.studies.spiking_nets.config import EVENT_SETS, IMAGES, NeuronConfig, SpikingConfig
+from raystudy.studies.spiking_nets.data import DATA_COMMANDS, cached_nmnist, is_generated
 
 
 # ----------------------------------------------------------------------------- data
@@ -252,16 +132,18 @@ def inputs(x: torch.Tensor, events: bool, config: SpikingConfig,
 # ----------------------------------------------------------------------------- model
 def make_neuron(c: NeuronConfig) -> Any:
     ultra: dict[str, Any] = {"init_eps": c.init_eps, "learn_eps": c.learn_eps,
-                             "threshold": c.threshold}
+                             "threshold": c.theta}
     makers: dict[str, Any] = {
         "ultralif": lambda n: UltraLIF(n, c.tau, **ultra),
         "ultraplif": lambda n: UltraLIF(n, c.tau, learn_tau=True, **ultra),
         "ultradlif": lambda n: UltraDLIF(n, c.dlif_form, c.tau, **ultra),
         "ultradplif": lambda n: UltraDLIF(n, "library", c.tau, learn_tau=True, **ultra),
         "sigmalif": lambda n: SigmaLIF(n, c.tau, **ultra),
-        "sg_lif": lambda n: SGLIF(n, c.tau, c.sg_threshold, c.surrogate, c.slope, c.reset),
-        "sg_plif": lambda n: SGLIF(n, c.tau, c.sg_threshold, c.surrogate, c.slope, c.reset,
+        "sg_lif": lambda n: SGLIF(n, c.tau, c.theta, c.surrogate, c.slope, c.reset),
+        "sg_plif": lambda n: SGLIF(n, c.tau, c.theta, c.surrogate, c.slope, c.reset,
                                    learn_tau=True),
+        "sg_lif_learned_threshold": lambda n: SGLIF(n, c.tau, c.theta, c.surrogate, c.slope,
+                                                    c.reset, learn_threshold=True),
         "soft_lif": lambda n: SoftLIF(n, c.tau),
         "soft_plif": lambda n: SoftLIF(n, c.tau, learn_tau=True),
         "dspike": lambda n: DSpike(n, c.tau)}
@@ -298,6 +180,7 @@ def train_loop(config: SpikingConfig, ctx: TrialContext) -> None:
     d, t = config.data, config.train
     train, test, classes, events = load(d.name, d.path, d.timesteps, d.events_train,
                                         d.events_test, d.normalize_then_clamp)
+    generated = is_generated(d.name, d.path)
     order = torch.randperm(len(train.y), generator=torch.Generator().manual_seed(t.seed))
     n_val = max(1, round(d.val_fraction * len(order)))
     val = Split(train.x[order[:n_val]], train.y[order[:n_val]])
@@ -329,7 +212,8 @@ def train_loop(config: SpikingConfig, ctx: TrialContext) -> None:
             opt.step()
             losses.append(loss.item())
         metrics: dict[str, float] = {"train/loss": float(np.mean(losses)),
-                                     "train/epoch": float(epoch)}
+                                     "train/epoch": float(epoch), "data/chance": 1 / classes,
+                                     "data/generated": float(generated)}
         for mode in MODES:
             acc_val, _ = evaluate(model, val, events, config, mode)
             acc_test, spikes = evaluate(model, test, events, config, mode)

@@ -10,6 +10,7 @@ older history, and shuffled training peaks on older years, possibly through repe
 Launch::
 
     raystudy sweep temporal_pretraining --profile quick           # 2 CPUs, minutes
+    raystudy sweep temporal_pretraining --profile quick --space scale   # steps x width
     raystudy run temporal_pretraining --in-process --set train.schedule=reverse
     raystudy data make-temporal-world /tmp/tw   # then --set data.source=tokens
         --set data.path=/tmp/tw --set data.kairosqa=/tmp/tw/kairosqa.jsonl
@@ -17,16 +18,17 @@ Launch::
 A trial generates the world and its T yearly snapshots (or reads ``data.path/YEAR/
 train.npy``), orders the same rows by ``train.schedule``, trains the byte-level GPT of
 ``raystudy.algorithms.models`` with AdamW under one warmup-stable-decay LR, and at every
-year boundary (the yearly checkpoints) probes the model with the KairosQA rules.
+year boundary (the yearly checkpoints) probes the model with the KairosQA rules: per-year
+accuracy and year error, beside what a uniform guess and "always the newest value" score on
+the same questions (``references.py``, the references T4 is read against).
 """
 
 from __future__ import annotations
 
 import functools
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any
 
 import numpy as np
 import torch
@@ -36,10 +38,6 @@ from raystudy import (
     DataError,
     Metric,
     MissingDataError,
-    NonNegativeInt,
-    PositiveFloat,
-    PositiveInt,
-    Range,
     Study,
     TrialContext,
 )
@@ -58,7 +56,6 @@ from raystudy.algorithms.temporal import (
     invariant_probe,
     make_world,
     order,
-    parse,
     read_kairosqa,
     recency_slope,
     snapshot,
@@ -76,108 +73,13 @@ from raystudy.algorithms.temporal.kairos import (
 )
 from raystudy.algorithms.text import text_bytes
 from raystudy.studies.temporal_pretraining.analysis import analyze
-from raystudy.studies.temporal_pretraining.make_data import DATA_COMMANDS
-
-Share = Annotated[float, Range(ge=0, le=1)]
-"""A share or probability in [0, 1] (0 and 1 allowed)."""
-
-
-# ----------------------------------------------------------------------------- config
-@dataclass(frozen=True)
-class WorldConfig:
-    entities: PositiveInt = 16
-    """E: entities (pseudo-word names)."""
-    relations: PositiveInt = 2
-    """R: time-varying relations (at most 8)."""
-    first_year: int = 2020
-    """The first snapshot's year."""
-    years: PositiveInt = 6
-    """T: yearly snapshots (>= 3)."""
-    values: PositiveInt = 12
-    """V: value names per relation."""
-    p_change: Share = 0.6
-    """Probability that a fact's value changes from one year to the next."""
-    zipf: float = 0.0
-    """Popularity exponent of entity mentions (0: uniform)."""
-
-
-@dataclass(frozen=True)
-class DataConfig:
-    source: Literal["world", "tokens"] = "world"
-    """world (generated snapshots) | tokens (data.path/YEAR/train.npy and val.npy)."""
-    path: str = ""
-    """tokens: folder of per-year token files (rows of seq_len + 1 byte ids)."""
-    kairosqa: str = ""
-    """A local KairosQA .jsonl, scored with the kairos prompts at every boundary ('' none)."""
-    k_shot: NonNegativeInt = 5
-    """kairosqa: shots per year (the kairos default 5)."""
-    fact_share: Share = 0.6
-    """Share of statements about time-varying facts."""
-    hist_share: Share = 0.2
-    """Share of those that restate an earlier year (the "factual repetition" knob)."""
-    dated_share: Share = 0.7
-    """Share of current statements that carry the year."""
-    decay: Share = 0.7
-    """Weight decay^(t - s) of a historical statement about year s in snapshot t."""
-    invariant_share: Share = 0.15
-    """Share of time-invariant statements ("Kelvor is in Ostra.")."""
-    filler_bytes: PositiveInt = 400_000
-    """Bytes of general text (Python's stdlib sources) behind the filler."""
-    val_rows: PositiveInt = 128
-    """Held-out filler rows for the general-text validation loss."""
-
-
-@dataclass(frozen=True)
-class ModelConfig:
-    d_model: PositiveInt = 64
-    """Residual width."""
-    n_layers: PositiveInt = 2
-    """Transformer blocks."""
-    n_heads: PositiveInt = 4
-    """Attention heads."""
-    seq_len: PositiveInt = 64
-    """Context length in bytes."""
-
-
-@dataclass(frozen=True)
-class TrainConfig:
-    schedule: str = "sequential"
-    """sequential | shuffled | reverse | shuffled_upto/T (year index) | replay/RHO."""
-    steps_per_year: PositiveInt = 200
-    """Optimizer steps per snapshot (one pass over its rows)."""
-    batch_size: PositiveInt = 16
-    """Rows per step."""
-    lr: PositiveFloat = 3e-3
-    """AdamW peak learning rate."""
-    weight_decay: float = 0.1
-    """AdamW decoupled weight decay."""
-    warmup: NonNegativeInt = 50
-    """Linear warmup steps."""
-    cooldown: Share = 0.1
-    """Final share of steps with a linear cooldown to 0 (WSD, the same for all schedules)."""
-    seed: int = 0
-    """Seed of the world, the snapshots, the row order and the init (paired over)."""
-    threads: PositiveInt = 1
-    """torch CPU threads per trial."""
-
-
-@dataclass(frozen=True)
-class TemporalConfig:
-    world: WorldConfig = field(default_factory=WorldConfig)
-    data: DataConfig = field(default_factory=DataConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-
-    def validate(self) -> None:
-        parse(self.train.schedule)
-        if self.model.d_model % self.model.n_heads:
-            raise ValueError("model.d_model must be divisible by model.n_heads")
-        if self.world.years < 3:
-            raise ValueError("world.years must be >= 3 (KairosQA keeps facts with >= 3 values)")
-        if self.data.fact_share + self.data.invariant_share > 1:
-            raise ValueError("data.fact_share + data.invariant_share must be <= 1")
-        if self.data.source == "tokens" and not self.data.path:
-            raise ValueError("data.source=tokens needs data.path (folder of YEAR/train.npy)")
+from raystudy.studies.temporal_pretraining.config import DataConfig, TemporalConfig
+from raystudy.studies.temporal_pretraining.data import DATA_COMMANDS
+from raystudy.studies.temporal_pretraining.references import (
+    model_year_errors,
+    reference_metrics,
+    remembering,
+)
 
 
 # ----------------------------------------------------------------------------- data
@@ -279,12 +181,21 @@ def val_loss(model: torch.nn.Module, rows: np.ndarray) -> float:
 
 
 def probe(model: torch.nn.Module, world: World, config: TemporalConfig,
-          records: list[dict[str, Any]], val: np.ndarray, final: bool) -> dict[str, float]:
+          records: list[dict[str, Any]], val: np.ndarray, final: bool,
+          questions: list[dict[str, Any]] | None = None) -> dict[str, float]:
+    """The year-boundary metrics: the dated probe (per-year accuracy and year error), the
+    undated, invariant and general-text probes, and KairosQA when ``records`` are given.
+    ``questions``: the world's dated questions (``world_records``), built once per trial."""
     seq = config.model.seq_len
     scorer = gpt_scorer(model, seq)
-    dated = dated_probe(world_records(world, seed=config.train.seed), world.years, scorer)
+    if questions is None:
+        questions = world_records(world, seed=config.train.seed)
+    dated_scorer = remembering(scorer)
+    dated = dated_probe(questions, world.years, dated_scorer)
     years = sorted(dated.acc)
     m = {f"eval/acc_{y}": dated.acc[y] for y in years}
+    m |= {f"eval/year_error_{y}": e
+          for y, e in model_year_errors(questions, world.years, dated_scorer).items()}
     m |= {"eval/acc_last": dated.acc[years[-1]], "eval/acc_first": dated.acc[years[0]],
           "eval/acc_none_last": dated.acc_none[years[-1]],
           "eval/acc_mean": float(np.mean(list(dated.acc.values()))),
@@ -311,6 +222,8 @@ def train_loop(config: TemporalConfig, ctx: TrialContext) -> None:
     world = build_world(config)
     snaps, val = snapshots(config, world)
     records = load_kairosqa(config.data.kairosqa) if config.data.kairosqa else []
+    questions = world_records(world, seed=t.seed)
+    references = reference_metrics(world, questions)
     n_years, n_rows = len(snaps), len(snaps[0])
     steps_per_year = n_rows // t.batch_size
     if steps_per_year == 0:
@@ -340,7 +253,8 @@ def train_loop(config: TemporalConfig, ctx: TrialContext) -> None:
         losses.append(loss.item())
         if not cadence.evaluates(step):
             continue
-        metrics = probe(model, world, config, records, val, final=step == total)
+        metrics = probe(model, world, config, records, val, final=step == total,
+                        questions=questions) | references
         history.append({y: metrics[f"eval/acc_{y}"] for y in world.years
                         if f"eval/acc_{y}" in metrics})
         if step == total:

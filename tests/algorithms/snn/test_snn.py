@@ -212,6 +212,34 @@ def test_fast_sigmoid_surrogate_derivative_closed_form():
     assert torch.allclose(g, 1 / (25 * u.detach().abs() + 1) ** 2)
 
 
+def test_a_learned_threshold_takes_the_surrogate_gradient_and_a_fixed_one_is_no_parameter():
+    """theta learnable: one scalar per layer, init ``threshold``, d s/d theta = -(the
+    surrogate's d s/d u); the spikes match the fixed neuron at the same theta. Fixed: no
+    parameter, the state dict as before."""
+    torch.manual_seed(0)
+    current = torch.randn(5, 4, dtype=torch.float64) + 0.5
+    learned, fixed = SGLIF(4, threshold=0.5, learn_threshold=True), SGLIF(4, threshold=0.5)
+    assert [name for name, _ in learned.named_parameters()] == ["w", "theta"]
+    assert list(fixed.state_dict()) == ["w"] and "threshold" not in fixed.scales()
+    u = current.clone().requires_grad_(True)
+    for neuron in (learned, fixed):
+        neuron.reset(5, current)
+    s_learned, s_fixed = learned(u), fixed(current)
+    assert torch.equal(s_learned.detach().to(s_fixed.dtype), s_fixed)
+    (du,) = torch.autograd.grad(s_learned.sum(), u, retain_graph=True)
+    (dtheta,) = torch.autograd.grad(s_learned.sum(), learned.theta)
+    assert dtheta.item() == pytest.approx(-du.sum().item())
+    assert learned.scales()["threshold"] == pytest.approx(0.5)
+    # a few Adam steps on a loss that wants fewer spikes move theta up
+    opt = torch.optim.Adam([learned.theta], lr=0.05)
+    for _ in range(5):
+        learned.reset(5, current)
+        opt.zero_grad()
+        learned(current).sum().backward()
+        opt.step()
+    assert learned.scales()["threshold"] > 0.5
+
+
 def test_modes_of_every_neuron_and_dlif_forms():
     torch.manual_seed(0)
     x = torch.randn(5, 4, 16)
