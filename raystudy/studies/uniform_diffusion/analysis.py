@@ -1,0 +1,285 @@
+"""The uniform_diffusion report: claims U1-U4 (with their preconditions, scope and the
+paper's regimes not run), the metrics per arm and step count, and two figures."""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from raystudy import Analysis, Claim, RunResults, Table, TrialRecord, claims, save_figure
+from raystudy.algorithms import stats
+
+CLAIM_STEPS = 32
+"""The sampler's step count S the claims read (the largest run when 32 was not)."""
+MARGIN = 0.05
+"""U1's non-inferiority margin in Gen NLL (nats/token): about 2-3 % of the entropy at
+V = 32, fixed before any run."""
+LEARNED_SHARE = 0.5
+"""The NELBO baseline learned the data when its validation bound closes at least this
+share of the gap from the uniform guess (log V) to the data's entropy."""
+COLLAPSE = 0.95
+"""An arm collapsed when a trial's sample entropy falls below this share of the true
+samples' entropy."""
+SELECTION_SEEDS = 100
+"""Seeds from here on select the regulariser's form and weight (spaces/reg.yaml); U2
+reads the seeds below it."""
+PAPER_SCALE = "Duo's DiT-small (12 x 768) and larger, on LM1B (L = 128) and OWT (L = 1024)"
+
+
+def _setting(trial: TrialRecord, key: str, default: Any = None) -> Any:
+    return (trial.config or {}).get(key, trial.params.get(key, default))
+
+
+def arm(trial: TrialRecord) -> str:
+    """``nelbo``, or ``simple/<mask>``, ``simple_reg/<mask>``."""
+    name = _setting(trial, "loss.name", "simple")
+    return name if name == "nelbo" else f"{name}/{_setting(trial, 'loss.mask', 'changed')}"
+
+
+def _claim_steps(trials: list[TrialRecord]) -> int:
+    steps = sorted({int(k.split("@")[1]) for t in trials for k in t.last
+                    if k.startswith("eval/gen_nll@") and not k.endswith("_se")})
+    return CLAIM_STEPS if CLAIM_STEPS in steps or not steps else steps[-1]
+
+
+def _by_seed(trials: list[TrialRecord], metric: str) -> dict[int, float]:
+    """One value per seed (duplicates, e.g. nelbo run once per mask value, averaged)."""
+    values: dict[int, list[float]] = defaultdict(list)
+    for t in trials:
+        if math.isfinite(t.metric(metric)):
+            values[int(_setting(t, "train.seed", 0))].append(t.metric(metric))
+    return {seed: float(np.mean(v)) for seed, v in values.items()}
+
+
+def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
+    seeds = sorted(set(a) & set(b))
+    return [a[s] for s in seeds], [b[s] for s in seeds]
+
+
+# ----------------------------------------------------------------------------- preconditions
+def metric_is_exact(trials: list[TrialRecord]) -> claims.Precondition:
+    """The oracle metric is right: true samples' Gen NLL within 3 SE of the entropy."""
+    t = next((t for t in trials if math.isfinite(t.metric("data/true_gen_nll"))), None)
+    if t is None:
+        return claims.Precondition("the oracle Gen NLL is exact (true samples score the "
+                                   "entropy)", False, "no trial has an exact likelihood")
+    gap, se = t.metric("data/true_gen_nll") - t.metric("data/entropy"), t.metric(
+        "data/true_gen_nll_se")
+    return claims.Precondition(
+        "the oracle Gen NLL is exact: true samples score the data's entropy within 3 SE",
+        abs(gap) <= 3 * se, f"true samples {t.metric('data/true_gen_nll'):.4f} vs entropy "
+        f"{t.metric('data/entropy'):.4f} nats/token, SE {se:.4f}")
+
+
+def baseline_learned(nelbo: list[TrialRecord], vocab_size: int) -> claims.Precondition:
+    """The NELBO baseline learned the data (its bound closed LEARNED_SHARE of the gap)."""
+    if not nelbo:
+        return claims.Precondition("the NELBO baseline learned the data", False,
+                                   "no nelbo trial finished")
+    bound = float(np.mean([t.metric("eval/nelbo") for t in nelbo]))
+    entropy = nelbo[0].metric("data/entropy")
+    ceiling = entropy + LEARNED_SHARE * (math.log(vocab_size) - entropy)
+    return claims.Precondition(
+        f"the NELBO baseline learned the data: its validation bound closes >= "
+        f"{LEARNED_SHARE:.0%} of the gap from log V to the entropy", bound <= ceiling,
+        f"val NELBO {bound:.3f} vs entropy {entropy:.3f}, log V {math.log(vocab_size):.3f} "
+        f"(needs <= {ceiling:.3f}) nats/token")
+
+
+def no_collapse(name: str, trials: list[TrialRecord], steps: int) -> claims.Precondition:
+    """No trial of the arm collapsed: sample entropy >= COLLAPSE x the true samples'."""
+    shares = [t.metric(f"eval/entropy@{steps}") / t.metric("data/true_sample_entropy")
+              for t in trials]
+    shares = [s for s in shares if math.isfinite(s)]
+    lowest = min(shares) if shares else math.nan
+    return claims.Precondition(
+        f"{name} did not collapse: every trial's sample entropy >= {COLLAPSE:g} x the true "
+        f"samples'", bool(shares) and lowest >= COLLAPSE,
+        f"lowest share {lowest:.3f} over {len(shares)} trials" if shares else "no trial")
+
+
+def regulariser_selection(arms: dict[str, list[TrialRecord]], steps: int
+                          ) -> tuple[tuple[str, float] | None, claims.Precondition]:
+    """The (form, weight) with the lowest Gen NLL on the selection seeds of this run, or
+    the one the profile names in ``loss.reg_selection``; the precondition says which."""
+    scores: dict[tuple[str, float], list[float]] = defaultdict(list)
+    for name, trials in arms.items():
+        if name.startswith("simple_reg/"):
+            for t in trials:
+                if int(_setting(t, "train.seed", 0)) >= SELECTION_SEEDS:
+                    scores[(_setting(t, "loss.reg"), float(_setting(t, "loss.reg_weight")))
+                           ].append(t.metric(f"eval/gen_nll@{steps}"))
+    if scores:
+        best = min(scores, key=lambda k: float(np.nanmean(scores[k])))
+        return best, claims.Precondition(
+            "the regulariser's form and weight were chosen on selection seeds before U2",
+            True, f"chosen in this run on seeds >= {SELECTION_SEEDS}: {best[0]}, weight "
+            f"{best[1]:g} ({len(scores)} candidates)")
+    recorded = {str(_setting(t, "loss.reg_selection", "")) for trials in arms.values()
+                for t in trials if arm(t).startswith("simple_reg/")} - {""}
+    return None, claims.Precondition(
+        "the regulariser's form and weight were chosen on selection seeds before U2",
+        bool(recorded), "; ".join(sorted(recorded)) if recorded else
+        f"no selection trials (seeds >= {SELECTION_SEEDS}, spaces/reg.yaml) in this run and "
+        "no loss.reg_selection recorded")
+
+
+# ----------------------------------------------------------------------------- claims
+def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
+                   vocab_size: int) -> list[Claim]:
+    """U1-U4 (Holm within U1 and within U2), then the paper's regimes not run."""
+    metric = f"eval/gen_nll@{steps}"
+    exact = metric_is_exact([t for trials in arms.values() for t in trials])
+    nelbo = arms.get("nelbo", [])
+    masks = sorted({name.split("/")[1] for name in arms if name.startswith("simple/")})
+    collapse = {name: no_collapse(name, trials, steps) for name, trials in arms.items()}
+    rows: list[Claim] = []
+
+    u1 = []
+    for mask in masks:
+        simple, base = _paired(_by_seed(arms[f"simple/{mask}"], metric), _by_seed(nelbo, metric))
+        u1.append(claims.Test(
+            f"U1: the simple loss is non-inferior to the NELBO in Gen NLL at S = {steps} "
+            f"(mask {mask})", "Gen NLL: simple - nelbo (nats/token)",
+            stats.non_inferiority(simple, base, MARGIN, "less"), "less", margin=MARGIN,
+            preconditions=(exact, baseline_learned(nelbo, vocab_size),
+                           collapse.get("nelbo", no_collapse("nelbo", [], steps)),
+                           collapse[f"simple/{mask}"])))
+    rows += (claims.holm_family(u1, f"{len(u1)} masks", scope=scope) if u1 and nelbo else
+             [claims.missing_claim("U1: the simple loss is non-inferior to the NELBO",
+                                   "non-inferiority", "Gen NLL: simple - nelbo",
+                                   "the run has no nelbo or no simple trials", scope=scope)])
+
+    chosen, selected = regulariser_selection(arms, steps)
+    u2 = []
+    for mask in masks:
+        regs = [t for t in arms.get(f"simple_reg/{mask}", [])
+                if int(_setting(t, "train.seed", 0)) < SELECTION_SEEDS and (
+                    chosen is None or (_setting(t, "loss.reg"),
+                                       float(_setting(t, "loss.reg_weight"))) == chosen)]
+        if not regs:
+            continue
+        reg, simple = _paired(_by_seed(regs, metric), _by_seed(arms[f"simple/{mask}"], metric))
+        u2.append(claims.Test(
+            f"U2: the regulariser against uniform output (raystudy's reading) improves the "
+            f"simple loss's Gen NLL at S = {steps} (mask {mask})",
+            "Gen NLL: simple_reg - simple (nats/token)", stats.paired_comparison(reg, simple),
+            "less", preconditions=(exact, selected, collapse[f"simple_reg/{mask}"])))
+    rows += (claims.holm_family(u2, f"{len(u2)} masks", scope=scope) if u2 else
+             [claims.missing_claim("U2: the regulariser improves the simple loss",
+                                   "paired sign-flip", "Gen NLL: simple_reg - simple",
+                                   "the run has no simple_reg trials", scope=scope)])
+
+    timed = [t for trials in arms.values() for t in trials
+             if math.isfinite(t.metric("time/loss_ms_nelbo"))]
+    cost = stats.paired_comparison([t.metric("time/loss_ms_nelbo") for t in timed],
+                                   [t.metric("time/loss_ms_simple") for t in timed],
+                                   unit="trials")
+    ratio = float(np.median([t.metric("time/loss_ms_nelbo") / t.metric("time/loss_ms_simple")
+                             for t in timed])) if timed else math.nan
+    rows.append(claims.paired_claim(
+        "U3: the NELBO's loss + backward costs more than the simple loss's",
+        "time of loss + backward: nelbo - simple (ms, the same batch in each trial)", cost,
+        "greater", note=f"median ratio nelbo/simple {ratio:.3f}", scope=scope))
+
+    if {"simple/changed", "simple/moved"} <= set(arms):
+        changed, moved = _paired(_by_seed(arms["simple/changed"], metric),
+                                 _by_seed(arms["simple/moved"], metric))
+        rows.append(claims.paired_claim(
+            "U4 (raystudy's derivation, not the paper's): masking z != x teaches the "
+            "denoiser never to return the observed token, so simple/changed samples worse "
+            "than simple/moved", "Gen NLL: changed - moved (nats/token)",
+            stats.paired_comparison(changed, moved), "greater", scope=scope,
+            preconditions=(exact, collapse["simple/changed"], collapse["simple/moved"])))
+    else:
+        rows.append(claims.missing_claim(
+            "U4 (raystudy's derivation): simple/changed samples worse than simple/moved",
+            "paired sign-flip", "Gen NLL: changed - moved", "the run has not both masks",
+            scope=scope))
+
+    rows.append(claims.not_run(
+        "The simple loss matches the NELBO in Gen PPL under GPT-2 Large on LM1B and OWT",
+        "LM1B / OWT pre-training, Gen PPL under GPT-2 Large",
+        "this run trained on a generated stand-in with an exact likelihood; GPT-2 Large is "
+        "never downloaded at run time (the paper profile reads token files)"))
+    rows.append(claims.not_run("The conclusions scale to larger models", PAPER_SCALE,
+                               "this run's models are the profile's small Denoisers"))
+    return rows
+
+
+# ----------------------------------------------------------------------------- report
+def invariants(trials: list[TrialRecord]) -> list[str]:
+    """The bound's sanity check: val NELBO >= entropy - 3 SE in every Markov trial."""
+    markov = [t for t in trials if math.isfinite(t.metric("data/entropy"))]
+    below = [t.trial_id for t in markov if t.metric("eval/nelbo") < t.metric("data/entropy")
+             - 3 * t.metric("eval/nelbo_se")]
+    return [f"Invariant: the validation NELBO is an upper bound on the entropy in "
+            f"{len(markov) - len(below)} of {len(markov)} Markov trials"
+            + (f" (below it: {', '.join(below)})" if below else "") + "."]
+
+
+def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path) -> list[tuple[str, Path]]:
+    """Gen NLL vs sampler steps per arm, and entropy vs Gen NLL per trial."""
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(9, 3.6))
+    left, right = fig.subplots(1, 2)
+    for name, trials in sorted(arms.items()):
+        steps = sorted({int(k.split("@")[1]) for t in trials for k in t.last
+                        if k.startswith("eval/gen_nll@") and not k.endswith("_se")})
+        means = [np.nanmean([t.metric(f"eval/gen_nll@{s}") for t in trials]) for s in steps]
+        left.plot(steps, means, "o-", label=name)
+        right.scatter([t.metric(f"eval/gen_nll@{steps[-1]}") for t in trials] if steps else [],
+                      [t.metric(f"eval/entropy@{steps[-1]}") for t in trials] if steps else [],
+                      label=name, s=14)
+    truth = next((t for trials in arms.values() for t in trials), None)
+    if truth is not None and math.isfinite(truth.metric("data/entropy")):
+        left.axhline(truth.metric("data/entropy"), color="k", ls=":", label="data entropy")
+        right.scatter([truth.metric("data/true_gen_nll")],
+                      [truth.metric("data/true_sample_entropy")], marker="*", c="k", s=80,
+                      label="true samples")
+    left.set(xscale="log", xlabel="sampler steps S", ylabel="Gen NLL (nats/token)")
+    right.set(xlabel="Gen NLL (nats/token)", ylabel="sample entropy (nats)")
+    left.legend(fontsize=7)
+    right.legend(fontsize=7)
+    path = save_figure(fig, figures_dir / "gen_nll.png")
+    return [("Gen NLL vs sampler steps, and sample entropy vs Gen NLL", path)]
+
+
+def analyze(results: RunResults, figures_dir: Path) -> Analysis:
+    trials = [t for t in results.trials if t.history]
+    if not trials:
+        return Analysis(notes=["No trial reported: nothing to analyse."])
+    arms: dict[str, list[TrialRecord]] = defaultdict(list)
+    for t in trials:
+        arms[arm(t)].append(t)
+    steps = _claim_steps(trials)
+    first = trials[0]
+    V, L = int(_setting(first, "data.vocab_size", 32)), int(_setting(first, "data.seq_len", 32))
+    source = _setting(first, "data.source", "markov")
+    data = (f"generated Markov-chain stand-in, not text (V = {V}, L = {L})"
+            if source == "markov" else f"{source} text (V = {V}, L = {L})")
+    scope = (f"{data}; Denoiser {_setting(first, 'model.d_model', 64)} x "
+             f"{_setting(first, 'model.n_layers', 2)}, {_setting(first, 'train.steps', 0)} "
+             f"steps; CPU, {_setting(first, 'train.threads', 1)} thread(s)")
+    rows = []
+    for name, members in sorted(arms.items()):
+        for s in sorted({int(k.split("@")[1]) for t in members for k in t.last
+                         if k.startswith("eval/gen_nll@") and not k.endswith("_se")}):
+            rows.append([name, s, len(members)] + [
+                float(np.nanmean([t.metric(f"eval/{m}@{s}") for t in members]))
+                for m in ("gen_nll", "entropy", "bigram_js")]
+                + [float(np.nanmean([t.metric("eval/nelbo") for t in members]))])
+    table = Table("Metrics per arm and sampler steps (means over trials)",
+                  ["arm", "S", "trials", "Gen NLL", "entropy", "bigram JS", "val NELBO"], rows,
+                  note=f"data entropy {first.metric('data/entropy'):.4f} nats/token, true "
+                       f"samples' entropy {first.metric('data/true_sample_entropy'):.4f}, "
+                       f"JS floor {first.metric('data/js_floor'):.4g}")
+    return Analysis(
+        tables=[table], figures=figures(arms, figures_dir),
+        claims=uniform_claims(arms, steps, scope, V), notes=invariants(trials),
+        summary={"claim_steps": steps, "arms": {k: len(v) for k, v in arms.items()}})
