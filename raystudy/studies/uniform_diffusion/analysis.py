@@ -40,9 +40,14 @@ def arm(trial: TrialRecord) -> str:
     return name if name == "nelbo" else f"{name}/{_setting(trial, 'loss.mask', 'changed')}"
 
 
+def sampler_steps(trials: list[TrialRecord]) -> list[int]:
+    """The step counts S the trials report Gen NLL at, ascending."""
+    return sorted({int(k.split("@")[1]) for t in trials for k in t.last
+                   if k.startswith("eval/gen_nll@") and not k.endswith("_se")})
+
+
 def _claim_steps(trials: list[TrialRecord]) -> int:
-    steps = sorted({int(k.split("@")[1]) for t in trials for k in t.last
-                    if k.startswith("eval/gen_nll@") and not k.endswith("_se")})
+    steps = sampler_steps(trials)
     return CLAIM_STEPS if CLAIM_STEPS in steps or not steps else steps[-1]
 
 
@@ -229,8 +234,7 @@ def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path) -> list[tuple
     fig = Figure(figsize=(9, 3.6))
     left, right = fig.subplots(1, 2)
     for name, trials in sorted(arms.items()):
-        steps = sorted({int(k.split("@")[1]) for t in trials for k in t.last
-                        if k.startswith("eval/gen_nll@") and not k.endswith("_se")})
+        steps = sampler_steps(trials)
         means = [np.nanmean([t.metric(f"eval/gen_nll@{s}") for t in trials]) for s in steps]
         left.plot(steps, means, "o-", label=name)
         right.scatter([t.metric(f"eval/gen_nll@{steps[-1]}") for t in trials] if steps else [],
@@ -268,8 +272,7 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
              f"steps; CPU, {_setting(first, 'train.threads', 1)} thread(s)")
     rows = []
     for name, members in sorted(arms.items()):
-        for s in sorted({int(k.split("@")[1]) for t in members for k in t.last
-                         if k.startswith("eval/gen_nll@") and not k.endswith("_se")}):
+        for s in sampler_steps(members):
             rows.append([name, s, len(members)] + [
                 float(np.nanmean([t.metric(f"eval/{m}@{s}") for t in members]))
                 for m in ("gen_nll", "entropy", "bigram_js")]

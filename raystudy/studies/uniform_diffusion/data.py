@@ -32,14 +32,6 @@ class Corpus:
     train_rows: np.ndarray | None
     val: torch.Tensor
 
-    @property
-    def label(self) -> str:
-        """What the data is, in the words a claim's scope uses."""
-        if self.source is not None:
-            return (f"a generated order-{self.source.order} Markov chain, V = {self.vocab_size}, "
-                    f"L = {self.seq_len} (a stand-in with an exact likelihood, not text)")
-        return f"{self.vocab_size}-token text rows, L = {self.seq_len}"
-
     def batch(self, n: int, generator: torch.Generator) -> torch.Tensor:
         """``n`` training sequences (n, L) int64: fresh chain draws, or random rows."""
         if self.source is not None:
