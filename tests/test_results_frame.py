@@ -1,4 +1,5 @@
-"""RunResults.frame(): the run as a long table, checked against the records by hand."""
+"""RunResults.frame() and TrialRecord.setting(): the run as a long table and a trial's
+settings, checked against the records by hand."""
 
 from __future__ import annotations
 
@@ -42,3 +43,12 @@ def test_config_keys_are_columns_and_group() -> None:
 def test_an_empty_run_is_an_empty_frame_with_the_columns() -> None:
     frame = RunResults(Path("run"), {}, []).frame()
     assert frame.empty and list(frame.columns) == ["trial_id", "status", "metric", "value"]
+
+
+def test_a_setting_reads_the_config_then_the_params_then_the_default() -> None:
+    a, b, _ = _results().trials
+    assert b.setting("steps") == 10                 # only in the full config
+    assert a.setting("optimizer.lr") == 0.1         # no config: the swept params
+    assert a.setting("steps", 7) == 7 and a.setting("steps") is None
+    b.config["seed"] = 5                            # the config wins over the params
+    assert b.setting("seed") == 5

@@ -26,6 +26,11 @@ class TrialRecord:
     def last(self) -> dict[str, Any]:
         return self.history[-1] if self.history else {}
 
+    def setting(self, key: str, default: Any = None) -> Any:
+        """The trial's value of a dotted config key (``"train.seed"``): from its full config,
+        else its params (the swept keys), else ``default``."""
+        return (self.config or {}).get(key, self.params.get(key, default))
+
     def metric(self, name: str, default: float = math.nan) -> float:
         value = self.last.get(name, default)
         return float(value) if isinstance(value, (int, float)) else default

@@ -71,10 +71,6 @@ what random minibatches of the collection's plates have in expectation."""
 TAHOE = "Tahoe-100M on disk (100.6M cells x 62,710 genes, 14 plate .h5ad files, 50 cell lines)"
 
 
-def _setting(trial: TrialRecord, key: str, default: Any) -> Any:
-    """A trial's config value (its params' where the config lacks it), else ``default``."""
-    return (trial.config or {}).get(key, trial.params.get(key, default))
-
 
 def _finished(results: RunResults) -> list[TrialRecord]:
     """The run's finished trials."""
@@ -88,14 +84,14 @@ def _request(results: RunResults) -> dict[str, Any]:
 
 def _one_value(trials: list[TrialRecord], key: str, default: Any) -> str:
     """The distinct values of a config key over the trials, joined by '/'."""
-    return "/".join(sorted({str(_setting(t, key, default)) for t in trials}))
+    return "/".join(sorted({str(t.setting(key, default)) for t in trials}))
 
 
 def run_scope(results: RunResults) -> str:
     """What the verdicts hold for: the collection (generated stand-in or the files read),
     the disk it is read from, the batch, and the hardware: CPU, threads, trials at once."""
     trials = _finished(results)
-    paths = sorted({str(_setting(t, "data.path", "")) for t in trials})
+    paths = sorted({str(t.setting("data.path", "")) for t in trials})
     data = []
     if "" in paths:
         data.append(
@@ -126,8 +122,8 @@ def by_loader_and_seed(results: RunResults, metric: str, transform: Any = float
     for trial in _finished(results):
         value = trial.metric(metric)
         if math.isfinite(value):
-            out.setdefault(str(_setting(trial, "sampling.loader", "")), {})[
-                int(_setting(trial, "train.seed", 0))] = transform(value)
+            out.setdefault(str(trial.setting("sampling.loader", "")), {})[
+                int(trial.setting("train.seed", 0))] = transform(value)
     return out
 
 
@@ -146,8 +142,8 @@ def chance_level(results: RunResults) -> float:
     collection's configured one); nan when neither is known."""
     for trial in _finished(results):
         classes = trial.metric("data/classes")
-        if not math.isfinite(classes) and not _setting(trial, "data.path", ""):
-            classes = float(_setting(trial, "data.cell_lines", 16))
+        if not math.isfinite(classes) and not trial.setting("data.path", ""):
+            classes = float(trial.setting("data.cell_lines", 16))
         if math.isfinite(classes) and classes > 0:
             return 1.0 / classes
     return math.nan
@@ -170,7 +166,7 @@ def random_is_random(results: RunResults) -> claims.Precondition:
     """The random loader's minibatches have the plate mix random minibatches should."""
     measured, expected = [], []
     for trial in _finished(results):
-        if str(_setting(trial, "sampling.loader", "")) == "random":
+        if str(trial.setting("sampling.loader", "")) == "random":
             measured.append(trial.metric("train/plate_entropy"))
             expected.append(trial.metric("train/random_plate_entropy"))
     m, e = (float(np.nanmean(v)) if v else math.nan for v in (measured, expected))
@@ -246,7 +242,7 @@ def regimes_not_run(results: RunResults) -> list[Claim]:
     a generated collection) and GPU training (the run had no GPU)."""
     trials = _finished(results)
     rows = []
-    if not any(_setting(t, "data.path", "") for t in trials):
+    if not any(t.setting("data.path", "") for t in trials):
         rows.append(claims.not_run(
             "block 16 / fetch 256 loads Tahoe-100M more than two orders of magnitude faster "
             "than true random sampling and trains as well", TAHOE,

@@ -36,20 +36,16 @@ PAPER_SCALE = ("1e6 gradient steps after 1e5 discriminator steps, batch 1024 per
 REAL_SOURCES = ("d4rl", "minari")
 
 
-def _setting(trial: TrialRecord, key: str, default: Any) -> Any:
-    """A trial's config value (its params' where the config lacks it), else ``default``."""
-    return (trial.config or {}).get(key, trial.params.get(key, default))
-
 
 def _imitation_trials(results: RunResults) -> list[TrialRecord]:
     """The finished trials of imitation methods (not the SAC expert trainer)."""
     return [t for t in results.trials if t.status == "finished"
-            and str(_setting(t, "method", "")) != SAC]
+            and str(t.setting("method", "")) != SAC]
 
 
 def _joined(trials: list[TrialRecord], key: str, default: Any) -> str:
     """The distinct values of a config key over the trials, joined by '/'."""
-    return "/".join(sorted({str(_setting(t, key, default)) for t in trials}))
+    return "/".join(sorted({str(t.setting(key, default)) for t in trials}))
 
 
 def run_scope(results: RunResults) -> str:
@@ -57,8 +53,8 @@ def run_scope(results: RunResults) -> str:
     that scores them), the training length and sizes, and the hardware."""
     trials = _imitation_trials(results)
     data = []
-    for source, task in sorted({(str(_setting(t, "data.source", "generate")),
-                                 str(_setting(t, "data.task", "pendulum"))) for t in trials}):
+    for source, task in sorted({(str(t.setting("data.source", "generate")),
+                                 str(t.setting("data.task", "pendulum"))) for t in trials}):
         env = sources.env_id(task, source) if task in sources.TASKS else task
         if source == "generate":
             data.append(f"generated {env} data (expert and random policies rolled out here): "
@@ -115,15 +111,15 @@ def regimes_not_run(results: RunResults) -> list[Claim]:
     """The paper's D4RL tasks this run read no real data of, and its training length when
     the run trained less, as rows *not run*."""
     trials = _imitation_trials(results)
-    real = {str(_setting(t, "data.task", "pendulum")) for t in trials
-            if str(_setting(t, "data.source", "generate")) in REAL_SOURCES}
+    real = {str(t.setting("data.task", "pendulum")) for t in trials
+            if str(t.setting("data.source", "generate")) in REAL_SOURCES}
     rows = [claims.not_run(
         f"{CLAIM}, on D4RL {task} (random and medium undesirable data)",
         f"D4RL {task}-v2 (expert, random and medium data), the paper's benchmark",
         f"this run read no real {task} data: put D4RL's {task}_{{expert,random,medium}}-v2"
         f".hdf5 under data.root and run --profile paper --set data.task={task}")
         for task in PAPER_TASKS if task not in real]
-    steps = max((int(_setting(t, "train.steps", 6000)) for t in trials), default=0)
+    steps = max((int(t.setting("train.steps", 6000)) for t in trials), default=0)
     if steps < PAPER_STEPS:
         rows.append(claims.not_run(
             f"{CLAIM}, at the paper's training length", PAPER_SCALE,

@@ -51,21 +51,17 @@ Curves = dict[int, dict[str, dict[float, float]]]
 """``{seed: {optimizer: {learning rate: final loss}}}`` (diverged = inf)."""
 
 
-def _setting(trial: TrialRecord, key: str, default: Any) -> Any:
-    """A trial's config value (its params' where the config lacks it), else ``default``."""
-    return (trial.config or {}).get(key, trial.params.get(key, default))
-
 
 def _values(trials: list[TrialRecord], key: str, default: Any) -> str:
     """The distinct values of a config key over the trials, joined by '/'."""
-    return "/".join(sorted({str(_setting(t, key, default)) for t in trials}))
+    return "/".join(sorted({str(t.setting(key, default)) for t in trials}))
 
 
 def run_scope(results: RunResults) -> str:
     """What the verdicts hold for: the corpus (a stand-in for FineWeb unless token files
     were read), the model, the training length and the hardware."""
     trials = [t for t in results.trials if t.status in ("finished", "diverged")]
-    sources = {str(_setting(t, "data.source", "stdlib")) for t in trials}
+    sources = {str(t.setting("data.source", "stdlib")) for t in trials}
     data = []
     if "stdlib" in sources:
         data.append("Python's standard-library sources as bytes (a stand-in for FineWeb, "
@@ -221,8 +217,8 @@ def robustness_claims(by_seed: Curves, widths: dict[str, dict[int, float]], scop
 def paper_scale_rows(results: RunResults) -> list[Claim]:
     """The paper's scale as *not run* unless a trial trained a GPT-2-sized model on tokens."""
     trained = [t for t in results.trials if t.status == "finished"
-               and _setting(t, "data.source", "stdlib") == "tokens"
-               and int(_setting(t, "model.d_model", 64)) >= 768]
+               and t.setting("data.source", "stdlib") == "tokens"
+               and int(t.setting("model.d_model", 64)) >= 768]
     if trained:
         return []
     return [claims.not_run(f"{CLAIM}, at the paper's scale", PAPER_SCALE,

@@ -6,7 +6,6 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -30,14 +29,11 @@ reads the seeds below it."""
 PAPER_SCALE = "Duo's DiT-small (12 x 768) and larger, on LM1B (L = 128) and OWT (L = 1024)"
 
 
-def _setting(trial: TrialRecord, key: str, default: Any = None) -> Any:
-    return (trial.config or {}).get(key, trial.params.get(key, default))
-
 
 def arm(trial: TrialRecord) -> str:
     """``nelbo``, or ``simple/<mask>``, ``simple_reg/<mask>``."""
-    name = _setting(trial, "loss.name", "simple")
-    return name if name == "nelbo" else f"{name}/{_setting(trial, 'loss.mask', 'changed')}"
+    name = trial.setting("loss.name", "simple")
+    return name if name == "nelbo" else f"{name}/{trial.setting('loss.mask', 'changed')}"
 
 
 def sampler_steps(trials: list[TrialRecord]) -> list[int]:
@@ -56,7 +52,7 @@ def _by_seed(trials: list[TrialRecord], metric: str) -> dict[int, float]:
     values: dict[int, list[float]] = defaultdict(list)
     for t in trials:
         if math.isfinite(t.metric(metric)):
-            values[int(_setting(t, "train.seed", 0))].append(t.metric(metric))
+            values[int(t.setting("train.seed", 0))].append(t.metric(metric))
     return {seed: float(np.mean(v)) for seed, v in values.items()}
 
 
@@ -115,8 +111,8 @@ def regulariser_selection(arms: dict[str, list[TrialRecord]], steps: int
     for name, trials in arms.items():
         if name.startswith("simple_reg/"):
             for t in trials:
-                if int(_setting(t, "train.seed", 0)) >= SELECTION_SEEDS:
-                    scores[(_setting(t, "loss.reg"), float(_setting(t, "loss.reg_weight")))
+                if int(t.setting("train.seed", 0)) >= SELECTION_SEEDS:
+                    scores[(t.setting("loss.reg"), float(t.setting("loss.reg_weight")))
                            ].append(t.metric(f"eval/gen_nll@{steps}"))
     if scores:
         best = min(scores, key=lambda k: float(np.nanmean(scores[k])))
@@ -124,7 +120,7 @@ def regulariser_selection(arms: dict[str, list[TrialRecord]], steps: int
             "the regulariser's form and weight were chosen on selection seeds before U2",
             True, f"chosen in this run on seeds >= {SELECTION_SEEDS}: {best[0]}, weight "
             f"{best[1]:g} ({len(scores)} candidates)")
-    recorded = {str(_setting(t, "loss.reg_selection", "")) for trials in arms.values()
+    recorded = {str(t.setting("loss.reg_selection", "")) for trials in arms.values()
                 for t in trials if arm(t).startswith("simple_reg/")} - {""}
     return None, claims.Precondition(
         "the regulariser's form and weight were chosen on selection seeds before U2",
@@ -163,9 +159,9 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
     u2 = []
     for mask in masks:
         regs = [t for t in arms.get(f"simple_reg/{mask}", [])
-                if int(_setting(t, "train.seed", 0)) < SELECTION_SEEDS and (
-                    chosen is None or (_setting(t, "loss.reg"),
-                                       float(_setting(t, "loss.reg_weight"))) == chosen)]
+                if int(t.setting("train.seed", 0)) < SELECTION_SEEDS and (
+                    chosen is None or (t.setting("loss.reg"),
+                                       float(t.setting("loss.reg_weight"))) == chosen)]
         if not regs:
             continue
         reg, simple = _paired(_by_seed(regs, metric), _by_seed(arms[f"simple/{mask}"], metric))
@@ -263,13 +259,13 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
         arms[arm(t)].append(t)
     steps = _claim_steps(trials)
     first = trials[0]
-    V, L = int(_setting(first, "data.vocab_size", 32)), int(_setting(first, "data.seq_len", 32))
-    source = _setting(first, "data.source", "markov")
+    V, L = int(first.setting("data.vocab_size", 32)), int(first.setting("data.seq_len", 32))
+    source = first.setting("data.source", "markov")
     data = (f"generated Markov-chain stand-in, not text (V = {V}, L = {L})"
             if source == "markov" else f"{source} text (V = {V}, L = {L})")
-    scope = (f"{data}; Denoiser {_setting(first, 'model.d_model', 64)} x "
-             f"{_setting(first, 'model.n_layers', 2)}, {_setting(first, 'train.steps', 0)} "
-             f"steps; CPU, {_setting(first, 'train.threads', 1)} thread(s)")
+    scope = (f"{data}; Denoiser {first.setting('model.d_model', 64)} x "
+             f"{first.setting('model.n_layers', 2)}, {first.setting('train.steps', 0)} "
+             f"steps; CPU, {first.setting('train.threads', 1)} thread(s)")
     rows = []
     for name, members in sorted(arms.items()):
         for s in sampler_steps(members):
