@@ -81,8 +81,8 @@ def test_claim_section_comes_first_in_markdown_and_html(written):
     assert "| claim | case | scope | effect [95 % CI] | n | p | verdict |" in section
     assert "|:---|:---|:---|:---|---:|---:|:---|" in section           # text left, numbers right
     assert "**Method A beats B \\| on every seed**" in section      # pipes escaped
-    assert ("| generated stand-in, CPU | A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | ✔ supported |"
-            in section)
+    assert "Scope of every tested claim: generated stand-in, CPU" in section   # said once
+    assert "| - |  | A - B: 0.25 [0.1, 0.4] | 6 | 0.03125 | ✔ supported |" in section
     assert "| · inconclusive at this scale |" in section
     assert "- _Method A beats B \\| on every seed -- note_: a one-line note" in section
     page = (run / "report.html").read_text()
@@ -117,7 +117,7 @@ def test_preconditions_sit_under_their_row_and_not_run_rows_come_last():
     gpu = claims.not_run("Faster on GPU", "CUDA, batch 32", "no GPU in this run")
     md = render.claims_markdown([cuda, gpu, gated, CLAIM])
     rows = [line for line in md.splitlines() if line.startswith("| ")][1:]
-    assert rows[0].startswith("| **Power beats the mean test** | dirichlet | generated")
+    assert rows[0].startswith("| **Power beats the mean test** | dirichlet |  |")
     assert "⚠ precondition failed" in rows[0]
     assert rows[1] == "| | | | ↳ ✘ precondition: the test holds its size (size 0.089) | | | |"
     assert rows[2].startswith("|  | CUDA | CUDA |") and rows[2].endswith("○ not run |")
@@ -127,6 +127,30 @@ def test_preconditions_sit_under_their_row_and_not_run_rows_come_last():
     assert "<span class='verdict v-precondition'>precondition failed</span>" in page
     assert "<tr class='precondition'><td></td><td></td><td colspan='5'>✘ precondition" in page
     assert "<span class='verdict v-not'>not run</span>" in page
+
+
+def test_a_scope_or_precondition_every_row_shares_is_written_once():
+    from raystudy import claims
+    from raystudy.platform.report import render
+    exact = claims.Precondition("the metric is exact", True, "gap 0.001")
+    learned = claims.Precondition("the baseline learned", False, "loss 3.0")
+    rows = [dataclasses.replace(CLAIM, statement=f"A beats B ({case})", preconditions=(
+        exact, learned) if case != "c" else (exact,), verdict="precondition failed"
+        if case != "c" else "supported") for case in "abc"]
+    md = render.claims_markdown(rows)
+    assert md.count("✔ precondition (every case): the metric is exact (gap 0.001)") == 1
+    assert md.count("✘ precondition: the baseline learned (loss 3.0)") == 2   # a and b only
+    lines = md.splitlines()
+    assert lines[0] == "Scope of every tested claim: generated stand-in, CPU"
+    assert lines[-1 - len([x for x in lines if x.startswith("- _")]) - 1].endswith(
+        "(every case): the metric is exact (gap 0.001) | | | |")    # after the group's rows
+    other = dataclasses.replace(CLAIM, statement="Other", scope="real data, GPU")
+    mixed = render.claims_markdown([*rows, other])
+    assert "Scope of every tested claim" not in mixed
+    assert "| real data, GPU |" in mixed and mixed.count("| generated stand-in, CPU |") == 3
+    page = render.claims_html(rows)
+    assert "<p class='scope'>Scope of every tested claim: generated stand-in, CPU</p>" in page
+    assert page.count("(every case): the metric is exact") == 1
 
 
 def test_the_report_shows_the_command_the_config_and_every_trial(written):

@@ -3,7 +3,9 @@
 A claim's sentence is written once for its group (the claims that share it but for a
 trailing ``(case)``, such as one per dataset), each case on its own row; the tests and
 notes that a group shares are written once below the table. Each claim's scope is its own
-column, and its preconditions are written under its row (``✔``/``✘`` with the evidence).
+column; when every tested claim shares one scope it is written once above the table and its
+cells are left empty. Preconditions are written under their row (``✔``/``✘`` with the
+evidence), once under a group's last row for those every case of the group shares.
 Rows the run did not cover (``not run``) come after the tested ones. Verdicts are marked
 in Markdown (``✔ supported``, ``✘ contradicted``, ``· inconclusive at this scale``,
 ``⚠ precondition failed``, ``○ not run``) and coloured in HTML. Text is left-aligned,
@@ -79,19 +81,48 @@ def _p(claim: Claim) -> str:
     return "-" if claim.p_value is None else format_value(claim.p_value)
 
 
-def claim_rows(groups: list[ClaimGroup]) -> list[tuple[str, str, Claim]]:
-    """(sentence shown on the group's first row only, case, claim) per claim."""
-    rows = []
+def precondition_lines(claim: Claim, skip: Sequence[Any] = ()) -> list[str]:
+    """One line per precondition of ``claim`` not in ``skip``: held or failed, and its
+    evidence."""
+    return [_precondition_line(p) for p in claim.preconditions if p not in skip]
+
+
+def _precondition_line(p: Any, shared: bool = False) -> str:
+    every = " (every case)" if shared else ""
+    return f"{'✔' if p.holds else '✘'} precondition{every}: {p.statement} ({p.evidence})"
+
+
+def shared_preconditions(group: ClaimGroup) -> list[Any]:
+    """The preconditions every claim of a group of two or more has (written once)."""
+    if len(group.claims) < 2:
+        return []
+    first, *rest = group.claims
+    return [p for p in first.preconditions if all(p in c.preconditions for c in rest)]
+
+
+def common_scope(claims: Sequence[Claim]) -> str | None:
+    """The scope every tested claim shares, when two or more share it (written once above
+    the table), else None."""
+    scopes = {c.scope for c in claims if c.verdict != "not run"}
+    tested = sum(c.verdict != "not run" for c in claims)
+    return scopes.pop() if tested >= 2 and len(scopes) == 1 else None
+
+
+def table_rows(claims: Sequence[Claim]) -> tuple[list[ClaimGroup], str | None, list[tuple]]:
+    """The table's rows in order: ``("claim", sentence, case, claim, scope shown)`` and
+    ``("precondition", line)``, a group's shared preconditions after its last case."""
+    groups = group_claims(claims)
+    common = common_scope(claims)
+    rows: list[tuple] = []
     for group in groups:
+        shared = shared_preconditions(group)
         for index, (claim, case) in enumerate(zip(group.claims, group.cases, strict=True)):
-            rows.append((group.sentence if index == 0 else "", case or "-", claim))
-    return rows
-
-
-def precondition_lines(claim: Claim) -> list[str]:
-    """One line per precondition of ``claim``: held or failed, and its evidence."""
-    return [f"{'✔' if p.holds else '✘'} precondition: {p.statement} ({p.evidence})"
-            for p in claim.preconditions]
+            shown = "" if claim.scope == common and claim.verdict != "not run" else claim.scope
+            rows.append(("claim", group.sentence if index == 0 else "", case or "-", claim,
+                         shown))
+            rows += [("precondition", line) for line in precondition_lines(claim, shared)]
+        rows += [("precondition", _precondition_line(p, True)) for p in shared]
+    return groups, common, rows
 
 
 def _footnotes(groups: list[ClaimGroup]) -> list[tuple[str, str]]:
@@ -115,36 +146,45 @@ CLAIM_HEAD = ["claim", "case", "scope", "effect [95 % CI]", "n", "p", "verdict"]
 
 
 def claims_markdown(claims: Sequence[Claim]) -> str:
-    groups = group_claims(claims)
-    lines = ["| " + " | ".join(CLAIM_HEAD) + " |", "|:---|:---|:---|:---|---:|---:|:---|"]
-    for sentence, case, claim in claim_rows(groups):
+    groups, common, rows = table_rows(claims)
+    lines = ([f"Scope of every tested claim: {escape_md(common)}", ""] if common else [])
+    lines += ["| " + " | ".join(CLAIM_HEAD) + " |", "|:---|:---|:---|:---|---:|---:|:---|"]
+    for row in rows:
+        if row[0] == "precondition":
+            lines.append(f"| | | | ↳ {escape_md(row[1])} | | | |")
+            continue
+        _, sentence, case, claim, scope = row
         cells = [f"**{escape_md(sentence)}**" if sentence else "", escape_md(case),
-                 escape_md(claim.scope), escape_md(effect_text(claim)), str(claim.n),
+                 escape_md(scope), escape_md(effect_text(claim)), str(claim.n),
                  _p(claim), f"{MARKS.get(claim.verdict, '')} {claim.verdict}"]
         lines.append("| " + " | ".join(cells) + " |")
-        lines += [f"| | | | ↳ {escape_md(line)} | | | |" for line in precondition_lines(claim)]
     notes = [f"- _{escape_md(label)}_: {escape_md(text)}" for label, text in _footnotes(groups)]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 
 def claims_html(claims: Sequence[Claim]) -> str:
-    groups = group_claims(claims)
+    groups, common, rows = table_rows(claims)
     head = "".join(f"<th>{c}</th>" for c in CLAIM_HEAD)
     body = []
-    for sentence, case, claim in claim_rows(groups):
+    for row in rows:
+        if row[0] == "precondition":
+            body.append(f"<tr class='precondition'><td></td><td></td><td colspan='5'>"
+                        f"{html.escape(row[1])}</td></tr>")
+            continue
+        _, sentence, case, claim, scope = row
         verdict = claim.verdict.split()[0]
         body.append(
             f"<tr class='{'group' if sentence else 'case'}'><td class='claim'>"
             f"{html.escape(sentence)}</td><td>{html.escape(case)}</td>"
-            f"<td>{html.escape(claim.scope)}</td>"
+            f"<td>{html.escape(scope)}</td>"
             f"<td>{html.escape(effect_text(claim))}</td><td class='num'>{claim.n}</td>"
             f"<td class='num'>{html.escape(_p(claim))}</td><td><span class='verdict "
             f"v-{verdict}'>{html.escape(claim.verdict)}</span></td></tr>")
-        body += [f"<tr class='precondition'><td></td><td></td><td colspan='5'>"
-                 f"{html.escape(line)}</td></tr>" for line in precondition_lines(claim)]
     notes = "".join(f"<li><em>{html.escape(label)}</em>: {html.escape(text)}</li>"
                     for label, text in _footnotes(groups))
-    return (f"<table class='claims'><tr>{head}</tr>{''.join(body)}</table>"
+    scope = (f"<p class='scope'>Scope of every tested claim: {html.escape(common)}</p>"
+             if common else "")
+    return (f"{scope}<table class='claims'><tr>{head}</tr>{''.join(body)}</table>"
             + (f"<ul class='notes'>{notes}</ul>" if notes else ""))
 
 
