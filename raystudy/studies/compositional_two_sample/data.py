@@ -12,10 +12,9 @@ same mean composition, more concentrated (the log-ratio mean tests' blind spot),
 from __future__ import annotations
 
 import argparse
-import os
 from pathlib import Path
 
-from raystudy import DataCommand, DataError, bounded, check_writable
+from raystudy import DataCommand, DataError, bounded, check_writable, storage
 
 GROUPS = ("control", "treated")
 
@@ -39,12 +38,7 @@ def make_compositions(out: str, rows: int, parts: int, depth: int, a: float,
         counts = rng.multinomial(depth, rng.dirichlet(alpha, rows))
         lines += [delimiter.join([label, *map(str, row)]) for row in counts]
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text("\n".join(lines) + "\n")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    storage.write_text_atomic(path, "\n".join(lines) + "\n")
     return path
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import functools
 import math
-import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +22,7 @@ from raystudy import (
     bounded,
     check_writable,
     require_file,
+    storage,
 )
 from raystudy.studies.dynamic_kcenter.config import (
     FILE_HINT,
@@ -145,12 +145,7 @@ def make_kcenter(out: str, kind: str, rows: int, d: int, k: int, z: int,
     lines = [",".join(["timestamp", *(f"x{j + 1}" for j in range(d))])]
     lines += [",".join([str(t), *(f"{v:.17g}" for v in row)]) for t, row in enumerate(X)]
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.partial")
-    try:
-        partial.write_text("\n".join(lines) + "\n")
-        os.replace(partial, path)
-    finally:
-        partial.unlink(missing_ok=True)
+    storage.write_text_atomic(path, "\n".join(lines) + "\n")
     return path
 
 
