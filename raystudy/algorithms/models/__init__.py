@@ -2,5 +2,6 @@
 
 from .denoiser import Denoiser
 from .gpt import GPT
+from .mixer_lm import MixerLM
 
-__all__ = ["GPT", "Denoiser"]
+__all__ = ["GPT", "Denoiser", "MixerLM"]
