@@ -176,6 +176,8 @@ def predictive_nll(y: np.ndarray, mean: np.ndarray, var: np.ndarray) -> np.ndarr
 
 
 _BASELINE_CACHE: dict[tuple, tuple[np.ndarray, np.ndarray]] = {}
+"""Per-task baseline predictions per process, keyed by the method, the frozen task config,
+the observed points, the seed and the fit steps: all they depend on."""
 
 
 def evaluate(config: EmpiricalGPConfig, problem: Problem, priors: dict) -> dict[str, Any]:
@@ -197,9 +199,7 @@ def evaluate(config: EmpiricalGPConfig, problem: Problem, priors: dict) -> dict[
             out[method] = (np.stack([p.mean.numpy() for p in posts]),
                            np.stack([p.variance.numpy() for p in posts]))
             continue
-        key = (method, config.task.family, config.task.path, config.task.dataset,
-               config.task.test_datasets, config.task.test_tasks, k, config.task.noise_sd,
-               config.train.seed, config.eval.baseline_steps)
+        key = (method, config.task, k, config.train.seed, config.eval.baseline_steps)
         if key not in _BASELINE_CACHE:
             if method in CURVE_MODELS:   # epochs t = 1..T on the grid
                 t = 1 + problem.grid * (len(problem.grid) - 1)
