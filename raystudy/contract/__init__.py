@@ -42,7 +42,7 @@ from raystudy.contract.fields import (
 )
 from raystudy.contract.figures import save_figure
 from raystudy.contract.lazy import lazy_study
-from raystudy.contract.results import RunResults, TrialRecord
+from raystudy.contract.results import RunResults, TrialRecord, by_seed, mean_metric, paired
 from raystudy.contract.study import (
     Analysis,
     Cadence,
@@ -75,6 +75,8 @@ __all__ = [
     "missing_modules", "open_npy", "require_dir", "require_extra", "require_file", "require_keys",
     "sample_rows", "save_figure", "lazy_study",
     "storage",
+    # reading trials in an analysis: per seed, paired over seeds, means of finite values
+    "by_seed", "mean_metric", "paired",
 ]
 
 

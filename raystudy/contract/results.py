@@ -90,3 +90,27 @@ class RunResults:
         if frame.empty:
             return pd.DataFrame(columns=columns)
         return frame[columns + [c for c in frame.columns if c not in columns]]
+
+
+def mean_metric(trials: list[TrialRecord], metric: str) -> float:
+    """The mean of ``metric`` over the trials where it is finite (nan where none is)."""
+    values = [t.metric(metric) for t in trials if math.isfinite(t.metric(metric))]
+    return sum(values) / len(values) if values else math.nan
+
+
+def by_seed(trials: list[TrialRecord], metric: str, seed_key: str = "train.seed"
+            ) -> dict[int, float]:
+    """One value of ``metric`` per seed (the ``seed_key`` setting): the mean of its trials'
+    finite values, so duplicated trials of a seed count once."""
+    values: dict[int, list[float]] = {}
+    for t in trials:
+        if math.isfinite(t.metric(metric)):
+            values.setdefault(int(t.setting(seed_key, 0)), []).append(t.metric(metric))
+    return {seed: sum(v) / len(v) for seed, v in values.items()}
+
+
+def paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
+    """The values of ``a`` and ``b`` on the seeds both have, in seed order: a paired test's
+    two samples."""
+    seeds = sorted(set(a) & set(b))
+    return [a[s] for s in seeds], [b[s] for s in seeds]

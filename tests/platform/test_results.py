@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from raystudy.platform.runs.results import load_results
 
 
@@ -38,3 +40,19 @@ def test_last_checkpoint_is_the_newest_state_or_none(tmp_path):
         (tmp_path / f"checkpoint_{i:06d}").mkdir()
         torch.save({"step": i}, tmp_path / f"checkpoint_{i:06d}" / "state.pt")
     assert trial.last_checkpoint() == {"step": 2}
+
+
+def test_the_analysis_helpers_read_seeds_pairs_and_finite_means():
+    from raystudy import TrialRecord, by_seed, mean_metric, paired
+
+    def trial(seed, value):
+        return TrialRecord(f"t{seed}", {"train.seed": seed}, "finished",
+                           history=[{"acc": value}])
+
+    trials = [trial(0, 0.5), trial(0, 0.7), trial(1, float("nan")), trial(2, 0.9)]
+    assert mean_metric(trials, "acc") == pytest.approx(0.7)     # the nan left out
+    assert mean_metric(trials[2:3], "acc") != mean_metric(trials[2:3], "acc")  # nan
+    assert by_seed(trials, "acc") == pytest.approx({0: 0.6, 2: 0.9})
+    assert by_seed([TrialRecord("x", {"run.seed": 4}, "finished", history=[{"acc": 1.0}])],
+                   "acc", seed_key="run.seed") == {4: 1.0}
+    assert paired({2: 0.9, 0: 0.6, 5: 1.0}, {0: 0.1, 2: 0.2, 3: 0.3}) == ([0.6, 0.9], [0.1, 0.2])

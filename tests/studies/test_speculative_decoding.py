@@ -353,6 +353,8 @@ def test_bad_input_is_one_line(tmp_path, capsys):
                  f"data.path={tmp_path / 'none'}"]) == 2
     line = _one_line(capsys)
     assert "no such folder" in line and "category" in line
+    assert main([*base, "--set", "model.source=hf", "--set", "draft.kind=ngram"]) == 2
+    assert "draft.kind=ngram needs model.source=trained" in _one_line(capsys)  # before loading
     (tmp_path / "bad").mkdir()
     (tmp_path / "bad" / "a.jsonl").write_text('{"category": "code", "prompt": "x"}\n{"text": 1}\n')
     assert main([*base, "--set", "data.source=file", "--set", f"data.path={tmp_path / 'bad'}"]) == 2

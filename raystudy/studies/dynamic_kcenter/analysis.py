@@ -17,7 +17,17 @@ from typing import Any
 
 import numpy as np
 
-from raystudy import Analysis, Claim, RunResults, Table, TrialRecord, claims, save_figure
+from raystudy import (
+    Analysis,
+    Claim,
+    RunResults,
+    Table,
+    TrialRecord,
+    claims,
+    mean_metric,
+    paired,
+    save_figure,
+)
 from raystudy.algorithms import stats
 from raystudy.studies.dynamic_kcenter.config import ALGORITHMS
 
@@ -67,10 +77,6 @@ def cell_of(trial: TrialRecord) -> tuple[Any, ...]:
     """What a claim holds fixed: the data kind, d, the stream, n, k, z and eps."""
     return tuple(_setting(trial, key) for key in CELL_KEYS)
 
-
-def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
-    seeds = sorted(set(a) & set(b))
-    return [a[s] for s in seeds], [b[s] for s in seeds]
 
 
 def _finite(values: list[float]) -> list[float]:
@@ -167,7 +173,7 @@ def cell_claims(trials: list[TrialRecord], scope: str, case: str) -> list[Claim]
         effect = f"slope of ln(distance evaluations per {what}) per decade of Delta"
         ls, rg = seed_slopes(arms[LS], metric), seed_slopes(arms[RG], metric)
         if ls and rg:
-            a, b = _paired(ls, rg)
+            a, b = paired(ls, rg)
             tests.append(claims.Test(
                 f"{claim}: LS's slope is below RG's{case}", f"{effect}: LS - RG",
                 stats.paired_comparison(a, b, "less"), "less", preconditions=isolated))
@@ -195,9 +201,9 @@ def cell_claims(trials: list[TrialRecord], scope: str, case: str) -> list[Claim]
           f"{f'1e{top:g}' if targets else 'the largest targeted Delta'}{case}")
     ls_top, rg_top = (at_delta(arms[name], COSTS[0][1], top) for name in (LS, RG))
     if ls_top and rg_top:
-        a, b = _paired(ls_top, rg_top)
+        a, b = paired(ls_top, rg_top)
         q_ls, q_rg = (at_delta(arms[name], COSTS[1][1], top) for name in (LS, RG))
-        qa, qb = _paired(q_ls, q_rg)
+        qa, qb = paired(q_ls, q_rg)
         tests.append(claims.Test(
             k3, "ln(distance evaluations per update): LS - RG", stats.paired_comparison(
                 a, b, "less"), "less", preconditions=isolated,
@@ -283,10 +289,6 @@ def scope_of(trials: list[TrialRecord]) -> str:
             f"(distance evaluations), CPU")
 
 
-def _mean(trials: list[TrialRecord], metric: str) -> float:
-    values = _finite([t.metric(metric) for t in trials])
-    return float(np.mean(values)) if values else math.nan
-
 
 def _groups(trials: list[TrialRecord]) -> dict[tuple[str, float], list[TrialRecord]]:
     out: dict[tuple[str, float], list[TrialRecord]] = defaultdict(list)
@@ -302,14 +304,16 @@ def means_table(trials: list[TrialRecord], label: str) -> Table:
     for (name, delta), members in _groups(trials).items():
         ratio_max = _finite([t.metric("eval/ratio_vs_offline_max") for t in members])
         tiny_max = _finite([t.metric("eval/ratio_vs_opt_max") for t in members])
-        rows.append([SHORT.get(name, name), delta, _mean(members, "data/log10_delta_realised"),
-                     len(members), _mean(members, "eval/dist_evals_per_update"),
-                     _mean(members, "eval/dist_evals_per_query"), _mean(members, "eval/radius"),
-                     _mean(members, "eval/ratio_vs_offline_mean"),
+        rows.append([SHORT.get(name, name), delta,
+                     mean_metric(members, "data/log10_delta_realised"), len(members),
+                     mean_metric(members, "eval/dist_evals_per_update"),
+                     mean_metric(members, "eval/dist_evals_per_query"),
+                     mean_metric(members, "eval/radius"),
+                     mean_metric(members, "eval/ratio_vs_offline_mean"),
                      max(ratio_max) if ratio_max else math.nan,
                      max(tiny_max) if tiny_max else math.nan,
                      sum(t.metric("eval/violations", 0.0) for t in members),
-                     _mean(members, "time/update_us"), _mean(members, "time/query_ms")])
+                     mean_metric(members, "time/update_us"), mean_metric(members, "time/query_ms")])
     return Table(f"Per algorithm and log10 Delta, means over seeds{label}",
                  ["algorithm", "log10 Delta", "realised", "seeds", "dist evals / update",
                   "dist evals / query", "radius", "ratio vs offline (mean)",
@@ -348,7 +352,7 @@ def figures(trials: list[TrialRecord], figures_dir: Path, label: str) -> list[tu
     axes = fig.subplots(1, 2)
     for ax, (what, metric) in zip(axes, COSTS, strict=True):
         for name in names:
-            cells = [(_mean(m, "data/log10_delta_realised"), _finite([t.metric(metric)
+            cells = [(mean_metric(m, "data/log10_delta_realised"), _finite([t.metric(metric)
                                                                       for t in m]))
                      for (n, _), m in groups.items() if n == name]
             cells = [(x, v) for x, v in cells if v and min(v) > 0]
@@ -366,7 +370,8 @@ def figures(trials: list[TrialRecord], figures_dir: Path, label: str) -> list[tu
     fig = Figure(figsize=(5, 3.6))
     ax = fig.subplots()
     for name in names:
-        points = [(_mean(m, "data/log10_delta_realised"), _mean(m, "eval/ratio_vs_offline_mean"),
+        points = [(mean_metric(m, "data/log10_delta_realised"),
+                   mean_metric(m, "eval/ratio_vs_offline_mean"),
                    max(_finite([t.metric("eval/ratio_vs_offline_max") for t in m]),
                        default=math.nan))
                   for (n, _), m in groups.items() if n == name]

@@ -9,7 +9,18 @@ from pathlib import Path
 
 import numpy as np
 
-from raystudy import Analysis, Claim, RunResults, Table, TrialRecord, claims, save_figure
+from raystudy import (
+    Analysis,
+    Claim,
+    RunResults,
+    Table,
+    TrialRecord,
+    by_seed,
+    claims,
+    mean_metric,
+    paired,
+    save_figure,
+)
 from raystudy.algorithms import stats
 
 SCORES = ("state_drift", "token_vs_state")
@@ -57,22 +68,7 @@ def _seed(trial: TrialRecord) -> int:
     return int(trial.setting("train.seed", 0))
 
 
-def _by_seed(trials: list[TrialRecord], metric: str) -> dict[int, float]:
-    values: dict[int, list[float]] = defaultdict(list)
-    for t in trials:
-        if math.isfinite(t.metric(metric)):
-            values[_seed(t)].append(t.metric(metric))
-    return {seed: float(np.mean(v)) for seed, v in values.items()}
 
-
-def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
-    seeds = sorted(set(a) & set(b))
-    return [a[s] for s in seeds], [b[s] for s in seeds]
-
-
-def _mean(trials: list[TrialRecord], metric: str) -> float:
-    values = [t.metric(metric) for t in trials if math.isfinite(t.metric(metric))]
-    return float(np.mean(values)) if values else math.nan
 
 
 # ----------------------------------------------------------------------------- preconditions
@@ -80,7 +76,7 @@ def learned(name: str, trials: list[TrialRecord], T: int) -> claims.Precondition
     """The mixer's mean test accuracy at T is ABOVE_CHANCE over chance 1/P."""
     pairs = {int(t.setting("data.num_kv_pairs", 4)) for t in trials} or {4}
     chance = 1 / min(pairs)
-    acc = _mean(trials, "eval/acc")
+    acc = mean_metric(trials, "eval/acc")
     return claims.Precondition(
         f"{name} learned at T = {T}: test accuracy >= chance (1/P = {chance:.3f}) + "
         f"{ABOVE_CHANCE:.2f}", bool(trials) and acc >= chance + ABOVE_CHANCE,
@@ -89,7 +85,7 @@ def learned(name: str, trials: list[TrialRecord], T: int) -> claims.Precondition
 
 def leaves_room(name: str, trials: list[TrialRecord], T: int) -> claims.Precondition:
     """The baseline's mean test accuracy at T is at most CEILING: DLA can exceed it."""
-    acc = _mean(trials, "eval/acc")
+    acc = mean_metric(trials, "eval/acc")
     return claims.Precondition(
         f"{name} leaves room at T = {T}: its test accuracy <= {CEILING:.2f}, below the "
         "ceiling where no mixer can exceed another", bool(trials) and acc <= CEILING,
@@ -155,7 +151,7 @@ def d1(arms: dict[tuple[str, int], list[TrialRecord]], dla: str | None, scope: s
     tests = [claims.Test(
         f"D1: at the equal budget K = {levels(T)}, DLA's accuracy exceeds {base}'s at the "
         f"longest T = {T}", f"test accuracy: dla - {base}", stats.paired_comparison(
-            *_paired(_by_seed(read[dla], "eval/acc"), _by_seed(read[base], "eval/acc"))),
+            *paired(by_seed(read[dla], "eval/acc"), by_seed(read[base], "eval/acc"))),
         "greater", note=note, preconditions=(*gates, leaves_room(base, read[base], T)))
         for base in present]
     return claims.holm_family(tests, f"{len(tests)} baselines", scope=scope)
@@ -171,7 +167,7 @@ def d2(arms: dict[tuple[str, int], list[TrialRecord]], dla: str | None, scope: s
         return claims.missing_claim(statement, "paired sign-flip on per-seed slopes", effect,
                                     f"needs dla and loglinear at >= 2 lengths T; this run has "
                                     f"{lengths or 'none'}", scope=scope)
-    acc = {T: (_by_seed(arms[(dla, T)], "eval/acc"), _by_seed(arms[("loglinear", T)],
+    acc = {T: (by_seed(arms[(dla, T)], "eval/acc"), by_seed(arms[("loglinear", T)],
                                                                "eval/acc")) for T in lengths}
     seeds = sorted(set.intersection(*(set(a) & set(b) for a, b in acc.values())))
     x = np.log2(lengths)
@@ -305,7 +301,7 @@ RECALL_COLUMNS = ("eval/acc", "eval/acc_far", "eval/acc_near", "states/mean", "s
 
 
 def recall_table(arms: dict[tuple[str, int], list[TrialRecord]]) -> Table:
-    rows = [[name, T, len(trials)] + [_mean(trials, m) for m in RECALL_COLUMNS]
+    rows = [[name, T, len(trials)] + [mean_metric(trials, m) for m in RECALL_COLUMNS]
             for (name, T), trials in sorted(arms.items(), key=lambda x: (x[0][1], x[0][0]))]
     return Table("Recall per arm and T (means over seeds; softmax and linear are references, "
                  "dla_tau0 / fifo / other budgets and scores are beside the claims)",
@@ -349,7 +345,7 @@ def figures(arms: dict[tuple[str, int], list[TrialRecord]], mech: TrialRecord | 
         for name in sorted({n for n, _ in arms}):
             lengths = sorted(T for n, T in arms if n == name)
             for axis, metric in ((left, "eval/acc"), (right, "eval/acc_far")):
-                axis.plot(lengths, [_mean(arms[(name, T)], metric) for T in lengths], "o-",
+                axis.plot(lengths, [mean_metric(arms[(name, T)], metric) for T in lengths], "o-",
                           label=name)
         left.set(xscale="log", xlabel="T", ylabel="test accuracy")
         right.set(xscale="log", xlabel="T", ylabel="accuracy, keys >= T/2 back")

@@ -22,7 +22,16 @@ from typing import Any
 
 import numpy as np
 
-from raystudy import Analysis, Claim, RunResults, Table, TrialRecord, claims, save_figure
+from raystudy import (
+    Analysis,
+    Claim,
+    RunResults,
+    Table,
+    TrialRecord,
+    claims,
+    mean_metric,
+    save_figure,
+)
 from raystudy.algorithms import stats
 from raystudy.studies.speculative_decoding.config import RANDOM, SUBSETS
 
@@ -107,10 +116,6 @@ def paired(a: dict[int, float], b: dict[int, float], alternative: stats.Alternat
     seeds = sorted(set(a) & set(b))
     return stats.paired_comparison([a[s] for s in seeds], [b[s] for s in seeds], alternative)
 
-
-def _mean(trials: list[TrialRecord], metric: str) -> float:
-    values = [t.metric(metric) for t in trials if math.isfinite(t.metric(metric))]
-    return float(np.mean(values)) if values else math.nan
 
 
 # ----------------------------------------------------------------------------- preconditions
@@ -211,7 +216,7 @@ def s3(trials: list[TrialRecord], scope: str, case: str) -> list[Claim]:
         return [claims.missing_claim(f"S3: a diverse prompt subset estimates each domain's AL "
                                      f"better{case}", "paired sign-flip", "|AL error|",
                                      "no trial reported the subset errors", scope=scope)]
-    size, pool = _mean(trials, "subset/size"), _mean(trials, "subset/pool")
+    size, pool = mean_metric(trials, "subset/size"), mean_metric(trials, "subset/pool")
     draws = sorted({int(t.setting("subset.draws", 20)) for t in trials})
     note = (f"subsets of {size:.0f} of the {pool:.0f} pooled real prompts (embeddings: "
             f"normalised token histograms), errors averaged over "
@@ -240,7 +245,7 @@ def s4(arms: dict[str, list[TrialRecord]], scope: str, case: str) -> list[Claim]
             continue
         differences = by_seed(trials, did)
         m = sorted({int(t.setting("prune.vocab", 0)) for t in trials})
-        kept = ", ".join(f"{d} {_mean(trials, f'data/{d}/kept_share'):.0%}"
+        kept = ", ".join(f"{d} {mean_metric(trials, f'data/{d}/kept_share'):.0%}"
                          for d in ("longtail", "code"))
         tests.append(claims.Test(
             f"S4: pruning the draft vocabulary costs more AL on longtail than on code ({kind} "
@@ -317,13 +322,13 @@ def al_table(trials: list[TrialRecord], label: str) -> Table:
                                         for t in trials)]
     rows = []
     for (kind, gamma), members in _groups(trials).items():
-        calls = np.nanmean([_mean(members, f"eval/{d}/target_calls_per_token")
+        calls = np.nanmean([mean_metric(members, f"eval/{d}/target_calls_per_token")
                             for d in domains]) if domains else math.nan
-        seconds = np.nanmean([_mean(members, f"eval/{d}/seconds_per_token")
+        seconds = np.nanmean([mean_metric(members, f"eval/{d}/seconds_per_token")
                               for d in domains]) if domains else math.nan
         rows.append([kind, gamma, len({seed_of(t) for t in members})]
-                    + [_mean(members, f"eval/{d}/al") for d in domains]
-                    + [_mean(members, f"pruned/{d}/al") for d in pruned]
+                    + [mean_metric(members, f"eval/{d}/al") for d in domains]
+                    + [mean_metric(members, f"pruned/{d}/al") for d in pruned]
                     + [float(calls), float(seconds),
                        sum(t.metric("eval/greedy_mismatches", 0.0) for t in members)])
     return Table(f"Acceptance length per domain, draft and gamma (means over seeds){label}",
@@ -343,12 +348,12 @@ def position_table(trials: list[TrialRecord], label: str) -> Table:
     rows = []
     for (kind, gamma), members in _groups(trials).items():
         for d in domains_of(members):
-            rows.append([kind, gamma, d, _mean(members, f"eval/{d}/al"),
-                         _mean(members, f"eval/{d}/al_pooled")]
-                        + [_mean(members, f"eval/{d}/conditional_{k}")
+            rows.append([kind, gamma, d, mean_metric(members, f"eval/{d}/al"),
+                         mean_metric(members, f"eval/{d}/al_pooled")]
+                        + [mean_metric(members, f"eval/{d}/conditional_{k}")
                            for k in range(1, gammas + 1)]
-                        + [_mean(members, f"eval/{d}/bits_per_token"),
-                           _mean(members, f"data/{d}/unigram_bits")])
+                        + [mean_metric(members, f"eval/{d}/bits_per_token"),
+                           mean_metric(members, f"data/{d}/unigram_bits")])
     return Table(f"Acceptance per draft position (means over seeds){label}",
                  ["draft", "gamma", "domain", "AL", "AL (pooled steps)",
                   *[f"P(accept {k} | {k - 1})" for k in range(1, gammas + 1)],
@@ -359,9 +364,9 @@ def position_table(trials: list[TrialRecord], label: str) -> Table:
 
 
 def subset_table(trials: list[TrialRecord], label: str) -> Table:
-    rows = [[kind, gamma, len(members), _mean(members, "subset/size"),
-             _mean(members, "subset/pool")]
-            + [_mean(members, f"subset/{name}/abs_error") for name in SUBSETS]
+    rows = [[kind, gamma, len(members), mean_metric(members, "subset/size"),
+             mean_metric(members, "subset/pool")]
+            + [mean_metric(members, f"subset/{name}/abs_error") for name in SUBSETS]
             for (kind, gamma), members in _groups(trials).items()]
     return Table(f"Subset estimates of each domain's AL: mean absolute error{label}",
                  ["draft", "gamma", "trials", "subset", "pool", *SUBSETS], rows,
@@ -384,7 +389,7 @@ def figures(trials: list[TrialRecord], figures_dir: Path, label: str
     width = 0.8 / max(len(groups), 1)
     for i, ((kind, gamma), members) in enumerate(groups.items()):
         ax.bar(np.arange(len(domains)) + i * width,
-               [_mean(members, f"eval/{d}/al") for d in domains], width,
+               [mean_metric(members, f"eval/{d}/al") for d in domains], width,
                label=f"{kind}, gamma {gamma}")
     ax.set_xticks(np.arange(len(domains)) + 0.4 - width / 2, domains)
     ax.set(ylabel="AL (tokens per target call)", title=f"acceptance length per domain{label}")

@@ -6,7 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from raystudy import Fraction, NonNegativeFloat, NonNegativeInt, PositiveFloat, PositiveInt
+from raystudy import (
+    ConfigError,
+    Fraction,
+    NonNegativeFloat,
+    NonNegativeInt,
+    PositiveFloat,
+    PositiveInt,
+)
 
 DRAFT_KINDS = ("gpt", "ngram")
 """gpt: a small GPT trained here (model.source=trained) or the model.draft checkpoint
@@ -166,3 +173,12 @@ def renames(data: DataConfig) -> dict[str, str]:
         category, domain = pair.split("=", 1)
         out[category.strip()] = domain.strip()
     return out
+
+
+def check_draft(config: SpeculativeConfig) -> None:
+    """The n-gram draft exists only for the byte models: refused with model.source=hf (not in
+    validate(), so that a profile x space pair that never runs that trial still builds)."""
+    if config.model.source == "hf" and config.draft.kind == "ngram":
+        raise ConfigError("draft.kind=ngram needs model.source=trained (a byte n-gram); with "
+                          "model.source=hf the draft is the model.draft checkpoint "
+                          "(draft.kind=gpt)")

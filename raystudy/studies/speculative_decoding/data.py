@@ -28,6 +28,7 @@ from raystudy.studies.speculative_decoding.config import (
     RANDOM,
     DataConfig,
     SpeculativeConfig,
+    check_draft,
     renames,
 )
 
@@ -139,6 +140,7 @@ def corpus(data: DataConfig, seed: int, encode: Encode, vocab: int, *,
 def check_data(config: SpeculativeConfig) -> None:
     """On the driver: the checkpoint folders (config.json) and transformers for
     model.source=hf, the prompt folder's rows for data.source=file; one line otherwise."""
+    check_draft(config)
     if config.model.source == "hf":
         checkpoint_folder(config.model.target, "model.target")
         checkpoint_folder(config.model.draft, "model.draft")

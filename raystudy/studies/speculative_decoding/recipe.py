@@ -65,6 +65,7 @@ from raystudy.studies.speculative_decoding.config import (
     ModelConfig,
     SpeculativeConfig,
     TrainConfig,
+    check_draft,
 )
 from raystudy.studies.speculative_decoding.data import (
     Corpus,
@@ -153,10 +154,7 @@ def load_models(config: SpeculativeConfig, state: dict[str, Any], device: torch.
     """hf: the two checkpoints and the target's tokenizer; trained: the GPTs from the
     checkpoint's weights, else from this worker's cache or trained now, and the n-gram."""
     m = config.model
-    if m.source == "hf" and config.draft.kind == "ngram":
-        raise ConfigError("draft.kind=ngram needs model.source=trained (a byte n-gram); with "
-                          "model.source=hf the draft is the model.draft checkpoint "
-                          "(draft.kind=gpt)")
+    check_draft(config)
     if m.source == "hf":
         target = load_causal_lm(m.target, dtype=m.dtype).to(device)
         draft = load_causal_lm(m.draft, dtype=m.dtype).to(device)

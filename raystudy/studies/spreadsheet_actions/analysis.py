@@ -10,7 +10,16 @@ from pathlib import Path
 
 import numpy as np
 
-from raystudy import Analysis, Claim, RunResults, Table, TrialRecord, claims, save_figure
+from raystudy import (
+    Analysis,
+    Claim,
+    RunResults,
+    Table,
+    TrialRecord,
+    claims,
+    mean_metric,
+    save_figure,
+)
 from raystudy.algorithms import stats
 
 NON_INFERIORITY = 0.02
@@ -247,7 +256,7 @@ def rates_table(arms: dict[str, list[TrialRecord]]) -> Table:
                "eval/calls_per_user_action", "eval/offline_accuracy",
                "eval/next_action/saved_rate", "eval/cheap/saved_rate", "eval/k4/saved_rate",
                "eval/seconds_per_call"]
-    rows = [[name, len(trials)] + [_mean(trials, m) for m in metrics]
+    rows = [[name, len(trials)] + [mean_metric(trials, m) for m in metrics]
             for name, trials in sorted(arms.items())]
     return Table("Rates per predictor (means over trials; each trial pools its test sheets)",
                  columns, rows, note="saved: the share of the user's actions done by accepted "
@@ -256,7 +265,7 @@ def rates_table(arms: dict[str, list[TrialRecord]]) -> Table:
 
 def profile_table(arms: dict[str, list[TrialRecord]]) -> Table:
     profiles = sorted({unit_of(t)[0] for trials in arms.values() for t in trials})
-    rows = [[name] + [_mean([t for t in trials if unit_of(t)[0] == p], "eval/saved_rate")
+    rows = [[name] + [mean_metric([t for t in trials if unit_of(t)[0] == p], "eval/saved_rate")
                       for p in profiles] for name, trials in sorted(arms.items())]
     return Table("Saved rate per predictor and user profile", ["predictor", *profiles], rows)
 
@@ -264,7 +273,7 @@ def profile_table(arms: dict[str, list[TrialRecord]]) -> Table:
 def kind_table(arms: dict[str, list[TrialRecord]]) -> Table:
     kinds = sorted({k.split("/")[1] for trials in arms.values() for t in trials
                     for k in t.last if k.startswith("kind/")})
-    rows = [[name] + [_mean(trials, f"kind/{kind}/saved_rate") for kind in kinds]
+    rows = [[name] + [mean_metric(trials, f"kind/{kind}/saved_rate") for kind in kinds]
             for name, trials in sorted(arms.items())]
     return Table("Saved rate per action kind", ["predictor", *kinds], rows)
 
@@ -273,8 +282,8 @@ def ranking_note(arms: dict[str, list[TrialRecord]]) -> str:
     """The predictors ranked offline (accuracy) and online (saved rate), with Kendall's
     tau between the two rankings."""
     names = [n for n in sorted(arms) if n != "oracle"]
-    offline = [_mean(arms[n], "eval/offline_accuracy") for n in names]
-    online = [_mean(arms[n], "eval/saved_rate") for n in names]
+    offline = [mean_metric(arms[n], "eval/offline_accuracy") for n in names]
+    online = [mean_metric(arms[n], "eval/saved_rate") for n in names]
     if len(names) < 2:
         return ""
     from scipy.stats import kendalltau
@@ -287,10 +296,6 @@ def ranking_note(arms: dict[str, list[TrialRecord]]) -> str:
     return (f"Ranking offline (next-action accuracy): {order(offline)}; online (saved rate): "
             f"{order(online)}; Kendall tau {tau:.2f}.")
 
-
-def _mean(trials: list[TrialRecord], metric: str) -> float:
-    values = [v for v in _column(trials, metric) if math.isfinite(v)]
-    return float(np.mean(values)) if values else math.nan
 
 
 def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path) -> list[tuple[str, Path]]:
@@ -307,7 +312,7 @@ def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path) -> list[tuple
                   ("net (saved - rejected)", "eval/net_saved_rate")]
     width = 0.8 / len(conditions)
     for i, (label, metric) in enumerate(conditions):
-        left.bar(np.arange(len(names)) + i * width, [_mean(arms[n], metric) for n in names],
+        left.bar(np.arange(len(names)) + i * width, [mean_metric(arms[n], metric) for n in names],
                  width, label=label)
     left.set_xticks(np.arange(len(names)) + 0.4 - width / 2, names, fontsize=8)
     left.set(ylabel="share of the user's actions")

@@ -9,7 +9,17 @@ from pathlib import Path
 
 import numpy as np
 
-from raystudy import Analysis, Claim, RunResults, Table, TrialRecord, claims, save_figure
+from raystudy import (
+    Analysis,
+    Claim,
+    RunResults,
+    Table,
+    TrialRecord,
+    by_seed,
+    claims,
+    paired,
+    save_figure,
+)
 from raystudy.algorithms import stats
 
 CLAIM_STEPS = 32
@@ -47,18 +57,6 @@ def _claim_steps(trials: list[TrialRecord]) -> int:
     return CLAIM_STEPS if CLAIM_STEPS in steps or not steps else steps[-1]
 
 
-def _by_seed(trials: list[TrialRecord], metric: str) -> dict[int, float]:
-    """One value per seed (duplicates, e.g. nelbo run once per mask value, averaged)."""
-    values: dict[int, list[float]] = defaultdict(list)
-    for t in trials:
-        if math.isfinite(t.metric(metric)):
-            values[int(t.setting("train.seed", 0))].append(t.metric(metric))
-    return {seed: float(np.mean(v)) for seed, v in values.items()}
-
-
-def _paired(a: dict[int, float], b: dict[int, float]) -> tuple[list[float], list[float]]:
-    seeds = sorted(set(a) & set(b))
-    return [a[s] for s in seeds], [b[s] for s in seeds]
 
 
 # ----------------------------------------------------------------------------- preconditions
@@ -142,7 +140,7 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
 
     u1 = []
     for mask in masks:
-        simple, base = _paired(_by_seed(arms[f"simple/{mask}"], metric), _by_seed(nelbo, metric))
+        simple, base = paired(by_seed(arms[f"simple/{mask}"], metric), by_seed(nelbo, metric))
         u1.append(claims.Test(
             f"U1: the simple loss is non-inferior to the NELBO in Gen NLL at S = {steps} "
             f"(mask {mask})", "Gen NLL: simple - nelbo (nats/token)",
@@ -164,7 +162,7 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
                                        float(t.setting("loss.reg_weight"))) == chosen)]
         if not regs:
             continue
-        reg, simple = _paired(_by_seed(regs, metric), _by_seed(arms[f"simple/{mask}"], metric))
+        reg, simple = paired(by_seed(regs, metric), by_seed(arms[f"simple/{mask}"], metric))
         u2.append(claims.Test(
             f"U2: the regulariser against uniform output (raystudy's reading) improves the "
             f"simple loss's Gen NLL at S = {steps} (mask {mask})",
@@ -188,8 +186,8 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
         "greater", note=f"median ratio nelbo/simple {ratio:.3f}", scope=scope))
 
     if {"simple/changed", "simple/moved"} <= set(arms):
-        changed, moved = _paired(_by_seed(arms["simple/changed"], metric),
-                                 _by_seed(arms["simple/moved"], metric))
+        changed, moved = paired(by_seed(arms["simple/changed"], metric),
+                                 by_seed(arms["simple/moved"], metric))
         rows.append(claims.paired_claim(
             "U4 (raystudy's derivation, not the paper's): masking z != x teaches the "
             "denoiser never to return the observed token, so simple/changed samples worse "
