@@ -145,8 +145,9 @@ def build_parser(data_commands: dict[str, tuple[str, Any]] | None = None
                           "profile values, docs), profiles, spaces, data commands")
     show.add_argument("study", help="a study name (see `raystudy list`) or a study file")
     show.add_argument("--json", action="store_true", help="the same as JSON, for tools")
-    cp = sub.add_parser("cp", help="copy a study (recipe, profiles, spaces) into a folder, "
-                        "to start a variant: then `raystudy run DEST/NAME.py`")
+    cp = sub.add_parser("cp", help="copy a study's package (config, recipe, analysis, data, "
+                        "profiles, spaces) into DEST/NAME, to start a variant: then "
+                        "`raystudy run DEST/NAME`")
     cp.add_argument("study", help="a registered study, e.g. optimizer_robustness")
     cp.add_argument("dest", help="folder to copy into (created; must not hold the files)")
     cp.add_argument("--name", default=None,
@@ -345,7 +346,7 @@ def _exit_code(run_dir) -> int:
 
 def _request(args: argparse.Namespace, kind: str):
     from raystudy.platform.configuration.config import parse_set_args
-    from raystudy.platform.execution.runner import Request
+    from raystudy.platform.execution.request import Request
     from raystudy.platform.execution.trainable import Compute
 
     compute = Compute(workers=args.workers, cpus_per_worker=args.cpus_per_worker,
@@ -395,11 +396,11 @@ def dispatch(args: argparse.Namespace) -> int:
         sys.stdout.write(show(get_study(args.study), as_json=args.json))
         return 0
     if args.command == "cp":
-        from raystudy.platform.configuration.copystudy import copy_study
+        from raystudy.platform.configuration.copystudy import copy_study, study_argument
 
-        recipe = copy_study(args.study, args.dest, args.name)
-        print(f"raystudy: copied {args.study} to {recipe}; run it with "
-              f"`raystudy run {recipe}`")
+        package = copy_study(args.study, args.dest, args.name)
+        print(f"raystudy: copied {args.study} to {package}/; run it with "
+              f"`raystudy run {study_argument(package)}`")
         return 0
     if args.command in ("run", "sweep"):
         from raystudy.platform.execution.session import find_local_cluster

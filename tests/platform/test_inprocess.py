@@ -93,6 +93,10 @@ def test_an_in_process_run_writes_the_run_folder_without_importing_ray(study_fil
     assert all(r["map/sum"] == 20.0 for r in rows)        # 2 * (0 + 1 + 2 + 3 + 4)
     assert (run_dir / "report.md").exists() and (run_dir / "raystudy.json").exists()
     trial = next(p for p in run_dir.iterdir() if p.name.startswith("counter_"))
+    index = json.loads((run_dir / "trials.json").read_text())
+    assert index["in_process"] and [t["status"] for t in index["trials"]] == ["done"]
+    assert index["trials"][0]["logdir"] == trial.name
+    assert not list(run_dir.glob("experiment_state-*"))   # no Tune state is forged
     assert len(list(trial.glob("checkpoint_*"))) == 2      # as num_to_keep=2 under Tune
     assert list(trial.glob("events.out.tfevents.*"))
 

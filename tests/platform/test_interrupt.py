@@ -110,7 +110,7 @@ def _corrupt_files_are_rebuilt_or_one_line(run_dir: Path, env, mount_tmpfs) -> N
         assert result.returncode == 0, result.stderr
         assert json.loads(summary.read_text())["counts"] == good["counts"]
 
-    state = sorted(run_dir.glob("experiment_state-*.json"))[-1]
+    state = run_dir / "trials.json"           # the trial index the report reads
     intact = state.read_text()
     state.write_text(intact[: len(intact) // 2])
     result = _report(run_dir, env)

@@ -132,7 +132,7 @@ def test_datacheck_names_the_file_and_the_problem(tmp_path):
 
 def test_data_missing_here_is_a_note_when_attached_to_a_cluster(capsys):
     from raystudy.contract.study import Study
-    from raystudy.platform.execution.runner import _check_data
+    from raystudy.platform.execution.plan import _check_data
 
     def missing(config):
         raise MissingDataError("data.path /cluster/data: no such folder")

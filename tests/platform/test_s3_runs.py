@@ -25,16 +25,21 @@ def _state_key(s3, run: str) -> str:
 
 
 def _mark_unfinished(s3, run: str) -> str:
-    """What a driver killed mid-sweep leaves: one trial not TERMINATED in Tune's saved
-    state, and no summary; returns the id of that trial."""
+    """What a driver killed mid-sweep leaves: one trial not ended in Tune's saved state and
+    in raystudy's trial index, and no summary; returns the id of that trial."""
     key = _state_key(s3, run)
     state = json.loads(s3.read(key))
     trial = json.loads(state["trial_data"][1][0])
     trial["status"] = "PENDING"
     state["trial_data"][1][0] = json.dumps(trial)
+    index = json.loads(s3.read(f"runs/{run}/trials.json"))
+    for entry in index["trials"]:
+        if entry["trial_id"] == trial["trial_id"]:
+            entry["status"] = "running"
     fs = s3.filesystem()
-    with fs.open_output_stream(f"{s3.bucket}/{key}") as f:
-        f.write(json.dumps(state).encode())
+    for name, data in ((key, state), (f"runs/{run}/trials.json", index)):
+        with fs.open_output_stream(f"{s3.bucket}/{name}") as f:
+            f.write(json.dumps(data).encode())
     fs.delete_file(f"{s3.bucket}/runs/{run}/summary.json")
     return trial["trial_id"]
 
@@ -53,7 +58,7 @@ def test_sweep_report_and_resume_on_an_s3_compatible_store(ray_session, s3_serve
     assert f"report written to {storage.join(run, 'report.md')}\n" in out
     keys = set(s3_server.keys("runs/s3sweep"))
     assert {"raystudy.json", "summary.json", "report.md", "report.html",
-            "figures/robustness.png", "tuner.pkl"} <= keys
+            "figures/robustness.png", "tuner.pkl", "trials.json"} <= keys  # the index synced
     results = sorted(k for k in keys if k.endswith("/result.json"))
     assert len(results) == 2
     assert any("/checkpoint_" in k for k in keys), "checkpoints went to the store"

@@ -12,7 +12,7 @@ from raystudy.contract import storage
 from raystudy.errors import UserError
 from raystudy.platform.runs.rundir import (
     find_resumable,
-    has_tune_state,
+    has_run_state,
     remove_failed_start,
     trial_counts,
     unfinished,
@@ -134,7 +134,7 @@ def test_resume_candidates_and_failed_starts_on_s3(s3_server):
     real = _fake_run(s3_server, "real")  # the one with Tune state and unfinished trials
     leftover = _fake_run(s3_server, "leftover", state=False)
     assert find_resumable(root, "optimizer_robustness") == real
-    assert has_tune_state(real) and not has_tune_state(leftover)
+    assert has_run_state(real) and not has_run_state(leftover)
     assert trial_counts(real) == (1, 2)
     assert unfinished(real) and not unfinished(storage.join(root, "done"))
     remove_failed_start(leftover)

@@ -60,6 +60,11 @@ params:
     assert (run_dir / "report.html").exists() and (run_dir / "figures" / "robustness.png").exists()
     assert list(run_dir.glob("*/events.out.tfevents.*")), "TensorBoard event files per trial"
     assert result["versions"]["ray"].startswith("2.60")
+    # raystudy's own trial index, written on the driver and synced with Tune's files
+    index = json.loads((run_dir / "trials.json").read_text())
+    assert {t["trial_id"]: t["status"] for t in index["trials"]} == {
+        t["trial_id"]: "done" for t in result["trials"]}
+    assert all((run_dir / t["logdir"] / "result.json").exists() for t in index["trials"])
     # the same name again is refused rather than overwritten
     assert main(argv) == 2
 
@@ -140,7 +145,8 @@ def test_max_concurrent_is_the_generators_own_limit(search):
     """Tune ignores ``max_concurrent_trials`` when ``search_alg`` is a generator (as for
     grid and random), so --max-concurrent must reach the generator itself."""
     from raystudy.platform.configuration.registry import get_study
-    from raystudy.platform.execution.runner import Request, _search_alg
+    from raystudy.platform.execution.request import Request
+    from raystudy.platform.execution.tuner import _search_alg
 
     request = Request(kind="sweep", study="optimizer_robustness", search=search,
                       max_concurrent=3)
@@ -200,6 +206,8 @@ def test_an_errored_trial_fails_the_sweep_and_its_error_file_is_in_the_run(ray_s
     error_file = run_dir / failed[0]["error_file"]
     assert "x = 0 is not allowed" in error_file.read_text()
     assert err[-1] == f"raystudy: 1 of 3 trial(s) failed; errors in {error_file}"
+    index = json.loads((run_dir / "trials.json").read_text())
+    assert sorted(t["status"] for t in index["trials"]) == ["done", "done", "error"]
 
 
 PARTIAL_STUDY = '''

@@ -10,7 +10,7 @@ from raystudy.contract import storage
 from raystudy.platform.runs.rundir import unfinished
 
 if TYPE_CHECKING:
-    from raystudy.platform.execution.runner import Request
+    from raystudy.platform.execution.request import Request
 
 
 def mlflow_uri(request: Request) -> str | None:

@@ -34,8 +34,14 @@ from raystudy.contract.study import Metric
 from raystudy.errors import Interrupted, UserError
 from raystudy.platform.report.report import format_value
 from raystudy.platform.runs.rundir import write_json_atomic
+from raystudy.platform.runs.trials import (
+    Status,
+    TrialEntry,
+    TrialIndex,
+    read_index,
+    write_index,
+)
 
-STATE_FILE = "experiment_state-in-process.json"
 KEEP_CHECKPOINTS = 2
 """As ``CheckpointConfig(num_to_keep=2)`` of a Ray run."""
 
@@ -54,9 +60,9 @@ class TrialFolder:
 
     def __init__(self, run_dir: Path, study: str, trial_id: str | None = None) -> None:
         self.run_dir = run_dir
-        state = self._read_state()
-        if state is not None:  # resumed: the same trial and folder
-            self.trial_id, self.name = state["trial_id"], state["relative_logdir"]
+        index = read_index(run_dir)
+        if index is not None and index.trials:  # resumed: the same trial and folder
+            self.trial_id, self.name = index.trials[0].trial_id, index.trials[0].logdir
         else:
             self.trial_id = trial_id or f"{uuid.uuid4().hex[:5]}_00000"
             self.name = f"{study}_{self.trial_id}"
@@ -64,22 +70,12 @@ class TrialFolder:
         self.path.mkdir(parents=True, exist_ok=True)
         self.started = time.time()
 
-    def _read_state(self) -> dict[str, Any] | None:
-        path = self.run_dir / STATE_FILE
-        if not path.exists():
-            return None
-        trial_json, _ = json.loads(path.read_text())["trial_data"][0]
-        return json.loads(trial_json)
-
-    def write_state(self, status: str, config: Mapping[str, Any], error: bool = False) -> None:
-        """Tune's ``experiment_state``: the trial's status, params and folder."""
-        trial = {"trial_id": self.trial_id, "trainable_name": self.name.rsplit("_", 2)[0],
-                 "config": dict(config), "status": status, "relative_logdir": self.name}
-        runtime = {"error_filename": "error.txt" if error else None,
-                   "start_time": self.started}
-        write_json_atomic(self.run_dir / STATE_FILE,
-                          {"trial_data": [[json.dumps(trial), json.dumps(runtime)]],
-                           "runner_data": {"in_process": True}, "stats": {}})
+    def write_state(self, status: Status, params: Mapping[str, Any],
+                    error: bool = False) -> None:
+        """The run's trial index (``trials.json``): this trial's status, params, folder."""
+        entry = TrialEntry(trial_id=self.trial_id, params=dict(params), status=status,
+                           logdir=self.name, error_file="error.txt" if error else None)
+        write_index(self.run_dir, TrialIndex([entry], in_process=True))
 
     def failed(self) -> bool:
         return (self.path / "error.txt").exists()
@@ -250,8 +246,8 @@ def record_run(run_dir: Path, url: str) -> None:
 
     request = json.loads((run_dir / REQUEST_FILE).read_text())
     folder = TrialFolder(run_dir, request["study"])
-    state = json.loads((run_dir / STATE_FILE).read_text())["trial_data"][0]
-    failed = json.loads(state[0]).get("status") == "ERROR"
+    index = read_index(run_dir)
+    failed = index is None or not index.trials or index.trials[0].status == "error"
     record_trial(url, request["name"], get_study(request["study"]).primary, folder.trial_id,
                  folder.history(), failed)
 
@@ -267,7 +263,7 @@ def _progress_line(row: dict[str, Any], metrics: tuple[Metric, ...], started: fl
 
 
 def run_in_process(plan: Any) -> Path:
-    """Run (or resume) the one trial of a validated ``runner.Plan`` in this process;
+    """Run (or resume) the one trial of a validated ``plan.Plan`` in this process;
     returns the run folder (see the module docstring)."""
     from raystudy.platform.configuration.config import to_flat_dict
     from raystudy.platform.execution import preflight
@@ -297,7 +293,7 @@ def run_in_process(plan: Any) -> Path:
 
     print(f"raystudy: run {study.name} in this process (no Ray); results in {run_dir}",
           flush=True)
-    folder.write_state("RUNNING", params)
+    folder.write_state("running", params)
     ctx = InProcessContext(study.metrics, folder, to_flat_dict(plan.config), on_report,
                            device=plan.request.compute.device,
                            map_tasks=plan.request.compute.map_tasks)
@@ -316,10 +312,10 @@ def run_in_process(plan: Any) -> Path:
         (folder.path / "error.txt").write_text(
             f"Failure # 1 (occurred at {time.strftime('%Y-%m-%d_%H-%M-%S')})\n"
             + "".join(traceback.format_exception(exc)))
-        folder.write_state("ERROR", params, error=True)
+        folder.write_state("error", params, error=True)
         print(f"raystudy: the trial failed: {type(exc).__name__}: {exc}", flush=True)
     else:
-        folder.write_state("TERMINATED", params)
+        folder.write_state("done", params)
     if plan.optuna_url and plan.request.optuna_storage:  # a database named: recorded now;
         record_trial(plan.optuna_url, plan.request.name, study.primary, folder.trial_id,
                      folder.history(), failed=folder.failed())  # the run's own: by dashboard

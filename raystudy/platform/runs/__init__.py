@@ -1,1 +1,1 @@
-"""Runs: run folders (local or object storage), the trial record, reading results back, the end-of-run step."""
+"""Runs: run folders (local or object storage), the trial index, reading results back."""

@@ -1,21 +1,19 @@
-"""Read a run folder back: one record per trial, from Tune's own files on disk.
+"""Read a run folder back: one record per trial, from the files on disk.
 
-Works on a copied folder without Ray running: trial status and errors come from
-Tune's ``experiment_state-*.json``, each trial's history from its ``result.json``.
-Status is one of ``finished``, ``diverged``, ``error`` or ``unfinished``.
+Works on a copied folder without Ray running: trial status and errors come from the run's
+trial index (``trials.json``, see ``trials``), each trial's history from its
+``result.json``. Status is one of ``finished``, ``diverged``, ``error`` or ``unfinished``.
 """
 
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from raystudy.contract.results import RunResults, TrialRecord
 from raystudy.errors import DataError, UserError
+from raystudy.platform.runs.trials import trial_entries
 
 REQUEST_FILE = "raystudy.json"
 
@@ -53,33 +51,12 @@ def read_error(logdir: Path, filename: str | None) -> str:
     return "error"
 
 
-STATE_GLOB = "experiment_state-*.json"
-
-
-def trial_states(run_dir: Path) -> list[tuple[dict[str, Any], dict[str, Any]]]:
-    """Every trial's ``(trial, runtime)`` record in Tune's newest experiment state."""
-    states = sorted(run_dir.glob(STATE_GLOB))
-    if not states:
-        return []
-    try:
-        data = json.loads(states[-1].read_text())
-        out = []
-        for trial_json, runtime_json in data.get("trial_data", []):
-            trial = json.loads(trial_json) if isinstance(trial_json, str) else trial_json
-            runtime = json.loads(runtime_json) if isinstance(runtime_json, str) else runtime_json
-            out.append((dict(trial), dict(runtime)))
-    except (ValueError, TypeError, AttributeError) as exc:
-        raise DataError(f"{states[-1]} is corrupt ({type(exc).__name__}: truncated or "
-                        "overwritten?); Tune rewrites it when the sweep is resumed") from None
-    return out
-
-
-def _status(tune_status: str, history: list[dict[str, Any]], has_error: bool) -> str:
-    if has_error or tune_status == "ERROR":
+def _status(index_status: str, history: list[dict[str, Any]], has_error: bool) -> str:
+    if has_error or index_status == "error":
         return "error"
     if history and history[-1].get("diverged"):
         return "diverged"
-    if tune_status == "TERMINATED":
+    if index_status == "done":
         return "finished"
     return "unfinished"
 
@@ -97,20 +74,19 @@ def load_results(run_dir: Path | str) -> RunResults:
     if not isinstance(request, dict) or "study" not in request:
         raise DataError(f"{request_path} is corrupt (no study named)")
     trials = []
-    for trial, runtime in trial_states(run_dir):
-        logdir = run_dir / trial.get("relative_logdir", "")
+    for entry in trial_entries(run_dir):
+        logdir = run_dir / entry.logdir
         history = _read_history(logdir)
-        error_file = runtime.get("error_filename")
-        has_error = bool(error_file) or (logdir / "error.txt").exists()
-        if trial.get("status") == "TERMINATED" and history and not history[-1].get("diverged"):
+        has_error = bool(entry.error_file) or (logdir / "error.txt").exists()
+        if entry.status == "done" and history and not history[-1].get("diverged"):
             has_error = False  # a trial that failed, was retried and then finished
         trials.append(
             TrialRecord(
-                trial_id=trial["trial_id"],
-                params=dict(trial.get("config") or {}),
-                status=_status(trial.get("status", ""), history, has_error),
+                trial_id=entry.trial_id,
+                params=dict(entry.params),
+                status=_status(entry.status, history, has_error),
                 history=history,
-                error=read_error(logdir, error_file) if has_error else None,
+                error=read_error(logdir, entry.error_file) if has_error else None,
                 logdir=logdir,
             )
         )

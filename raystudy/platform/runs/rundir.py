@@ -1,8 +1,9 @@
 """Run folders under ``--storage``: where they are, when they are resumable, atomic writes.
 
 A run folder is a local path or a URI on object storage (see ``storage``); the functions
-here take either. A folder becomes resumable only once Tune has written its experiment
-state (``experiment_state-*.json``); a folder without one is what a failed start left
+here take either. A folder becomes resumable only once it holds run state: Tune's
+experiment state (``experiment_state-*.json``, what ``Tuner.restore`` reads) for a Ray run,
+the trial index for an in-process one; a folder without either is what a failed start left
 behind and is removed by the runner (or never created). ``--resume`` without ``--name``
 considers only folders with that state and unfinished trials.
 """
@@ -14,24 +15,32 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from raystudy.errors import DataError, UserError
 from raystudy.contract import storage
-from raystudy.platform.runs.results import REQUEST_FILE, STATE_GLOB, trial_states
 from raystudy.contract.storage import write_text_atomic
+from raystudy.errors import DataError, UserError
+from raystudy.platform.runs.results import REQUEST_FILE
+from raystudy.platform.runs.trials import STATE_GLOB, read_index, trial_entries
 
-__all__ = ["find_resumable", "has_tune_state", "read_summary", "remove_failed_start",
+__all__ = ["find_resumable", "has_run_state", "read_summary", "remove_failed_start",
            "run_location", "trial_counts", "unfinished", "write_json_atomic",
            "write_text_atomic"]
 
-def has_tune_state(run: Path | str) -> bool:
-    """Tune's experiment state is in the run folder (so ``Tuner.restore`` can use it)."""
+def has_run_state(run: Path | str) -> bool:
+    """The run folder can be resumed: Tune's experiment state is in it (what
+    ``Tuner.restore`` reads), or the trial index of an in-process run."""
     if storage.is_remote(run):
-        return bool(storage.list_files(run, STATE_GLOB))
-    return any(Path(run).glob(STATE_GLOB))
+        return bool(storage.list_files(run, STATE_GLOB))  # in-process runs are local
+    if any(Path(run).glob(STATE_GLOB)):
+        return True
+    try:
+        index = read_index(Path(run))
+    except DataError:
+        return False
+    return index is not None and index.in_process
 
 
 def trial_counts(run: Path | str) -> tuple[int, int] | None:
-    """``(finished, total)`` trials from Tune's newest experiment state; None if unreadable."""
+    """``(ended, total)`` trials from the run's trial index; None if unreadable."""
     if storage.is_remote(run):
         try:
             with storage.local_copy(run, recursive=False) as copy:
@@ -39,13 +48,12 @@ def trial_counts(run: Path | str) -> tuple[int, int] | None:
         except UserError:
             return None
     try:
-        states = trial_states(Path(run))
+        entries = trial_entries(Path(run))
     except (DataError, OSError):
         return None
-    if not states:
+    if not entries:
         return None
-    statuses = [trial.get("status") for trial, _ in states]
-    return sum(s == "TERMINATED" for s in statuses), len(statuses)
+    return sum(e.status == "done" for e in entries), len(entries)
 
 
 def read_summary(run: Path | str) -> dict[str, Any] | None:
@@ -85,7 +93,7 @@ def find_resumable(storage_arg: str, study: str) -> Path | str | None:
     if not storage.is_remote(root):
         candidates = [request_file.parent for request_file in Path(root).glob(f"*/{REQUEST_FILE}")
                       if _study_of(request_file.parent) == study
-                      and has_tune_state(request_file.parent) and unfinished(request_file.parent)]
+                      and has_run_state(request_file.parent) and unfinished(request_file.parent)]
         return max(candidates, key=lambda p: p.stat().st_mtime) if candidates else None
     newest: tuple[float, str] | None = None
     for folder in storage.list_dirs(root):
@@ -103,16 +111,16 @@ def find_resumable(storage_arg: str, study: str) -> Path | str | None:
 
 
 def remove_failed_start(run: Path | str) -> None:
-    """Remove a run folder that never got Tune state (nothing in it can be resumed)."""
+    """Remove a run folder that never got run state (nothing in it can be resumed)."""
     if storage.is_remote(run):
         try:
-            if not has_tune_state(run):
+            if not has_run_state(run):
                 storage.remove(run)
         except UserError:
             pass  # the store itself failed; that error is the one the user sees
         return
     run_dir = Path(run)
-    if run_dir.is_dir() and not has_tune_state(run_dir):
+    if run_dir.is_dir() and not has_run_state(run_dir):
         shutil.rmtree(run_dir, ignore_errors=True)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 from raystudy.contract.data import require_extra
 from raystudy.errors import DataError, UserError
 from raystudy.platform.runs.results import REQUEST_FILE
+from raystudy.platform.runs.trials import read_index
 from raystudy.platform.tracking.optuna_store import DEFAULT_DB, open_storage, shown_url, storage_url
 
 
@@ -45,9 +46,11 @@ def run_storage_url(run_dir: Path) -> str:
 
 
 def _in_process(run_dir: Path) -> bool:
-    from raystudy.platform.execution.inprocess import STATE_FILE
-
-    return (run_dir / STATE_FILE).is_file()
+    try:
+        index = read_index(run_dir)
+    except DataError:
+        return False
+    return index is not None and index.in_process
 
 
 def _check_port(host: str, port: int) -> None:
