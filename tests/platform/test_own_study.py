@@ -125,38 +125,66 @@ def test_map_tasks_with_workers_is_refused_not_dropped(tmp_path: Path, capsys) -
 
 
 # ---------------------------------------------------------------- raystudy cp
-def test_cp_copies_recipe_profiles_and_spaces_under_a_new_name(tmp_path: Path, capsys) -> None:
+def test_cp_copies_the_package_skeleton_under_a_new_name(tmp_path: Path, capsys) -> None:
     assert main(["cp", "optimizer_robustness", str(tmp_path / "mine"), "--name", "lr_variant"]) == 0
-    recipe = tmp_path / "mine" / "lr_variant.py"
-    assert f"raystudy run {recipe}" in capsys.readouterr().out
-    text = recipe.read_text()
+    package = tmp_path / "mine" / "lr_variant"
+    assert f"raystudy run {package}" in capsys.readouterr().out
+    assert {"__init__.py", "config.py", "recipe.py", "analysis.py", "profiles", "spaces"} <= {
+        p.name for p in package.iterdir()}
+    text = (package / "recipe.py").read_text()
     assert 'name="lr_variant"' in text and 'name="optimizer_robustness"' not in text
-    assert f"raystudy sweep {recipe} --profile quick" in text  # launch commands retargeted
-    demo = (tmp_path / "mine" / "spaces" / "demo.yaml").read_text()
-    assert demo.startswith(f"# raystudy sweep {recipe} --profile quick --space demo")
-    assert (tmp_path / "mine" / "profiles" / "paper.yaml").is_file()
-    study = registry.load_study_file(recipe)
-    assert study.name == "lr_variant" and study.home == tmp_path / "mine"
+    assert f"raystudy sweep {package} --profile quick" in text  # launch commands retargeted
+    assert "raystudy.studies.optimizer_robustness" not in text
+    assert "from .config import" in text                        # its own modules, relatively
+    demo = (package / "spaces" / "demo.yaml").read_text()
+    assert demo.startswith(f"# raystudy sweep {package} --profile quick --space demo")
+    assert (package / "profiles" / "paper.yaml").is_file()
+    assert not list(package.rglob("__pycache__"))
+    study = registry.load_study_file(package)
+    assert study.name == "lr_variant" and study.home == package
+    assert study.train_loop.__module__ == "raystudy_package_lr_variant.recipe"
     # a second copy over the first is refused, nothing half-written
     assert main(["cp", "optimizer_robustness", str(tmp_path / "mine"), "--name",
                  "lr_variant"]) == 2
     assert "exists; pick another DEST or --name (nothing copied)" in capsys.readouterr().err
     assert main(["cp", "nope", str(tmp_path / "x")]) == 2
     assert main(["cp", "optimizer_robustness", str(tmp_path / "x"), "--name", "1bad"]) == 2
+    assert main(["cp", str(package), str(tmp_path / "x")]) == 2      # a folder: cp -r it
     assert not (tmp_path / "x").exists()
 
 
+def test_every_registered_study_copies_to_a_package_that_loads_and_shows(tmp_path: Path,
+                                                                         capsys) -> None:
+    """Each study of the one skeleton, copied, imports nothing of its original package and
+    loads by path; ``raystudy show`` reads the copy's keys and profiles."""
+    for entry in registry.entries():
+        if not entry.origin.startswith("raystudy "):
+            continue                                 # raystudy's own studies only
+        name = f"copy_of_{entry.name}"
+        assert main(["cp", entry.name, str(tmp_path), "--name", name]) == 0, entry.name
+        package = tmp_path / name
+        for module in package.glob("*.py"):
+            assert f"raystudy.studies.{entry.name}" not in module.read_text(), module
+        study = registry.load_study_file(package)
+        assert study.name == name and study.home == package
+        assert study.config_cls.__module__.startswith(f"raystudy_package_{name}")
+        capsys.readouterr()
+        assert main(["show", str(package)]) == 0
+        assert capsys.readouterr().out.startswith(f"{name}: ")
+
+
 @pytest.mark.ray
-def test_a_copied_study_runs_at_once_from_its_file(ray_session, tmp_path: Path) -> None:
+def test_a_copied_study_runs_at_once_from_its_folder(ray_session, tmp_path: Path) -> None:
+    """On Ray: the copy's modules travel to the workers by value (nothing installed)."""
     assert main(["cp", "optimizer_robustness", str(tmp_path / "mine")]) == 0
-    recipe = tmp_path / "mine" / "my_optimizer_robustness.py"
-    assert main(["run", str(recipe), "--storage", str(tmp_path / "runs"), "--name", "r",
+    package = tmp_path / "mine" / "my_optimizer_robustness"
+    assert main(["run", str(package), "--storage", str(tmp_path / "runs"), "--name", "r",
                  "--set", "model.d_model=16", "--set", "model.n_layers=1", "--set",
                  "model.seq_len=16", "--set", "train.steps=4", "--set", "train.eval_every=2",
                  "--set", "train.eval_batches=1", "--set", "data.max_bytes=40000",
                  "--optuna-storage", "off"]) == 0
     request = json.loads((tmp_path / "runs" / "r" / "raystudy.json").read_text())
-    assert request["study"] == str(recipe)
+    assert request["study"] == str(package)
     summary = json.loads((tmp_path / "runs" / "r" / "summary.json").read_text())
     assert summary["counts"]["finished"] == 1
 

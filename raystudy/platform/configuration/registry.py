@@ -6,9 +6,10 @@ A study is any object ``STUDY`` of type ``Study``. The platform finds them three
   which is how raystudy's own six are registered and how a third-party package adds its
   own; an entry may name an extra (``"pkg.mod:STUDY [gp]"``) whose requirements are
   checked before the study is imported, so a missing one is a one-line hint;
-* **a file**: ``raystudy run path/to/my_study.py`` imports the file and takes its
-  ``STUDY``; the file's functions travel to Ray workers by value (``ship_study_files``,
-  called by the runner once Ray is up);
+* **a file or a package folder**: ``raystudy run path/to/my_study.py`` imports the file,
+  ``raystudy run path/to/my_study/`` (a folder with ``__init__.py``, as ``raystudy cp``
+  writes) imports the package, and takes its ``STUDY``; the code travels to Ray workers by
+  value (``ship_study_files``, called by the runner once Ray is up);
 * ``add_entry`` in this process (tests, notebooks).
 
 ``raystudy list`` imports each entry's module but never reads ``STUDY`` from it, so a
@@ -134,32 +135,43 @@ def missing_requirements(dist_name: str, extra: str) -> list[str]:
 
 # ---------------------------------------------------------------- loading
 def is_study_file(name: str) -> bool:
-    """``name`` names a Python file (``my_study.py``, ``./studies/x.py``), not a registered
-    study."""
-    return name.endswith(".py")
+    """``name`` names a Python file (``my_study.py``, ``./studies/x.py``) or a package
+    folder given as a path (``./mine/lr_variant``, with a ``/``), not a registered study."""
+    return name.endswith(".py") or ("/" in name and (Path(name).expanduser() / INIT).is_file())
+
+
+INIT = "__init__.py"
 
 
 def load_study_file(path: str | Path) -> Study:
-    """Import ``path`` as a module and return its ``STUDY``; its code is shipped to Ray
-    workers by value, so nothing needs installing on the cluster."""
+    """Import ``path`` -- a file, or a package folder -- as a module and return its
+    ``STUDY``; its code is shipped to Ray workers by value, so nothing needs installing on
+    the cluster. A package's modules import each other relatively (``from .config import``)."""
     path = Path(path).expanduser().resolve()
-    if not path.is_file():
+    if path.is_dir() and (path / INIT).is_file():
+        module_name = f"raystudy_package_{path.name}"
+        spec = importlib.util.spec_from_file_location(
+            module_name, path / INIT, submodule_search_locations=[str(path)])
+    elif path.is_file():
+        module_name = f"raystudy_file_{path.stem}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+    else:
         raise UserError(f"study file not found: {path}")
-    module_name = f"raystudy_file_{path.stem}"
-    spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise UserError(f"{path}: not a Python file")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     try:
         spec.loader.exec_module(module)
+        study = getattr(module, "STUDY", None)  # a package's may load on first access
     except UserError:
         raise
     except Exception as exc:
-        sys.modules.pop(module_name, None)
+        for loaded in [m for m in sys.modules if m.partition(".")[0] == module_name]:
+            sys.modules.pop(loaded, None)
         raise UserError(f"study file {path} failed to import: {type(exc).__name__}: "
                         f"{exc}") from None
-    study = _check_study(getattr(module, "STUDY", None), str(path))
+    study = _check_study(study, str(path))
     _LOADED_FILES[module.__name__] = module
     return study
 
@@ -169,8 +181,9 @@ _LOADED_FILES: dict[str, Any] = {}
 
 
 def ship_study_files() -> None:
-    """Before Ray pickles anything: every study file loaded in this process ships by
-    value (an in-process run never calls this, and never imports Ray)."""
+    """Before Ray pickles anything: every study file or package loaded in this process
+    ships by value, a package with its submodules (an in-process run never calls this, and
+    never imports Ray)."""
     for name, module in _LOADED_FILES.items():
         if name not in _BY_VALUE:
             _ship_by_value(module)
@@ -191,8 +204,14 @@ def _ship_by_value(module: Any) -> None:
     copyreg.dispatch_table[functools._lru_cache_wrapper] = _reduce_lru_cache
 
 
+def _shipped_by_value(module_name: str) -> bool:
+    """The module, or a package above it (a package's submodules), ships by value."""
+    parts = module_name.split(".")
+    return any(".".join(parts[:i]) in _BY_VALUE for i in range(1, len(parts) + 1))
+
+
 def _reduce_lru_cache(wrapper: Any) -> Any:
-    if getattr(wrapper, "__module__", None) in _BY_VALUE:
+    if _shipped_by_value(getattr(wrapper, "__module__", None) or ""):
         params = wrapper.cache_parameters()
         return _rebuild_lru_cache, (wrapper.__wrapped__, params["maxsize"], params["typed"])
     return wrapper.__qualname__  # any other module's: by reference, as pickle does
