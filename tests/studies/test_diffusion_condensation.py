@@ -49,6 +49,14 @@ def test_loop_reports_subset_once_and_samples_each_evaluation():
     assert last["eval/chance"] == pytest.approx(1 / 3)
 
 
+def test_n_iter_sets_the_shipped_solvers_iterations():
+    """More Sinkhorn iterations leave a smaller row error on the same subset: ``n_iter``
+    reaches the shipped solver (it was once a field nothing read)."""
+    errors = [run(config(method="gadc_shipped", n_iter=n, steps=20)).reports[0][
+        "select/shipped_row_err"] for n in (2, 200)]
+    assert errors[1] < 0.5 * errors[0]
+
+
 @pytest.mark.parametrize("method", ["random", "kcenter", "d2c_style", "herding"])
 def test_methods_share_the_diffusion_seed_and_resume(method):
     full = run(config(method=method))

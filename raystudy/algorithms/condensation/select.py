@@ -136,10 +136,11 @@ METHODS = ("random", "kcenter", "herding", "d2c_style", "balanced_ot", "partial_
 def select_class(X: np.ndarray, K: int, method: str, rng: np.random.Generator,
                  scores: np.ndarray | None = None, ce: np.ndarray | None = None,
                  eps_rel: float = 0.05, kappa: float = 1.05, ce_weight: float = 1.0,
-                 refine_iters: int = 10, solver: str = "converged"
+                 refine_iters: int = 10, solver: str = "converged", n_iter: int = 20
                  ) -> tuple[list[int], dict[str, float]]:
     """One class's subset (indices into X ``(n, d)``) and, for the OT methods, the trace of
-    its two stages: J after greedy, J after the swaps, the swap rounds taken."""
+    its two stages: J after greedy, J after the swaps, the swap rounds taken. ``n_iter``:
+    gadc_shipped's Sinkhorn iterations (the authors' 20)."""
     if method not in METHODS:
         raise ValueError(f"method={method!r}: one of {', '.join(METHODS)}")
     if K > len(X):
@@ -154,7 +155,7 @@ def select_class(X: np.ndarray, K: int, method: str, rng: np.random.Generator,
         return d2c_style(scores if scores is not None else ((X - X.mean(0)) ** 2).sum(1), K), {}
     obj = SelectionObjective(
         kappa=1.0 if method == "balanced_ot" else kappa, eps_rel=eps_rel,
-        solver="shipped" if method == "gadc_shipped" else solver,
+        solver="shipped" if method == "gadc_shipped" else solver, n_iter=n_iter,
         moment_weight=1.0 if method.startswith("gadc") else 0.0,
         ce_weight=ce_weight if method.startswith("gadc") else 0.0)
     D = sqdist(X, X)
@@ -169,7 +170,7 @@ def select_subset(features: np.ndarray, labels: np.ndarray, per_class: int, meth
                   seed: int = 0, scores: np.ndarray | None = None,
                   ce: np.ndarray | None = None, eps_rel: float = 0.05, kappa: float = 1.05,
                   ce_weight: float = 1.0, refine_iters: int = 10,
-                  solver: str = "converged") -> np.ndarray:
+                  solver: str = "converged", n_iter: int = 20) -> np.ndarray:
     """Indices (per_class per class, class by class) of ``features`` ``(N, d)``."""
     rng = np.random.default_rng(seed)
     out = []
@@ -178,6 +179,6 @@ def select_subset(features: np.ndarray, labels: np.ndarray, per_class: int, meth
         local, _ = select_class(features[idx], per_class, method, rng,
                                 scores[idx] if scores is not None else None,
                                 ce[idx] if ce is not None else None, eps_rel, kappa,
-                                ce_weight, refine_iters, solver)
+                                ce_weight, refine_iters, solver, n_iter)
         out.extend(int(idx[i]) for i in local)
     return np.array(out, dtype=np.int64)

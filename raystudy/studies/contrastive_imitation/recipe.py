@@ -196,14 +196,17 @@ def train_expert(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
         {"eval/score": reference.score(m["eval/return"]), **m}))
 
 
-def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
-    t = config.train
-    if config.method == SAC:
-        return train_expert(config, ctx)
-    torch.set_num_threads(t.threads)
-    torch.manual_seed(t.seed)  # the same initial networks on every rank
-    # Ray Train workers read their shard of the Ray Datasets; one process reads the files.
-    data = shard_data(config, ctx) if ctx.world_size > 1 else offline_data(config)
+def trial_data(config: ContrastiveImitationConfig, ctx: TrialContext) -> sources.OfflineData:
+    """The trial's sets: a Ray Train worker reads its shard of the Ray Datasets, one process
+    reads the files."""
+    return shard_data(config, ctx) if ctx.world_size > 1 else offline_data(config)
+
+
+def training_state(config: ContrastiveImitationConfig, ctx: TrialContext,
+                   data: sources.OfflineData, state: dict[str, Any] | None
+                   ) -> tuple[Learner, sources.Sampler]:
+    """The method's learner on the device (gradients averaged over the workers) and the
+    sampler of its minibatches: fresh, or restored from the checkpoint ``state``."""
     hook = average_gradients(ctx.world_size) if ctx.world_size > 1 else None
     learner = make_learner(config, len(data.shift), len(data.low), hook, data.record)
     for module in learner.modules.values():
@@ -212,46 +215,90 @@ def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
         unlabeled = data.sets["unlabeled"]
         learner.use_unlabeled(torch.as_tensor(np.concatenate(
             [unlabeled.observations, unlabeled.actions], axis=1), dtype=torch.float32))
-    sampler = sources.Sampler(data, t.seed * 1000 + ctx.rank, ctx.device)
-    # The learner counts its own steps (pretraining included); the cadence says which
-    # training steps evaluate and checkpoint.
-    cadence = ctx.cadence(t.steps, eval_every=t.eval_every, checkpoint_every=t.checkpoint_every)
-    state = ctx.load_checkpoint()
+    sampler = sources.Sampler(data, config.train.seed * 1000 + ctx.rank, ctx.device)
     if state is not None:
         learner.load_state_dict(state["learner"])
         sampler.rng.bit_generator.state = state["rng"]
+    return learner, sampler
+
+
+def train_step(learner: Learner, sampler: sources.Sampler, names: tuple[str, ...],
+               batch_size: int, sums: dict[str, list[float]]) -> int:
+    """One update of the learner on a minibatch of its sets, its losses appended to ``sums``;
+    the training step it ends (<= 0 while a discriminator pre-trains)."""
+    for key, value in learner.update(sampler.batch(names, batch_size)).items():
+        sums.setdefault(key, []).append(value)
+    return learner.steps - learner.pretrain_steps
+
+
+@dataclasses.dataclass(frozen=True)
+class Throughput:
+    """Gradient steps per second since this run (or this leg of a resumed one) started."""
+
+    started: float
+    first_steps: int
+
+    def rate(self, steps: int) -> float:
+        """Steps per second up to now, the learner having reached ``steps``."""
+        return (steps - self.first_steps) / (time.perf_counter() - self.started)
+
+
+def data_report(data: sources.OfflineData) -> dict[str, float]:
+    """``data/*``: the composed sets' episode and transition counts, the unlabeled set's
+    expert share and the reference returns the score is normalised by."""
+    record = data.record
+    return {"data/good_episodes": record["good"]["episodes"],
+            "data/bad_episodes": record["bad"]["episodes"],
+            "data/bad_transitions": record["bad"]["transitions"],
+            "data/unlabeled_episodes": record["unlabeled"]["episodes"],
+            "data/unlabeled_transitions": record["unlabeled"]["transitions"],
+            "data/unlabeled_expert_fraction": record["unlabeled"]["expert_transition_fraction"],
+            "data/ref_random": data.reference.random,
+            "data/ref_expert": data.reference.expert}
+
+
+def evaluation_report(config: ContrastiveImitationConfig, ctx: TrialContext,
+                      data: sources.OfflineData, learner: Learner, step: int,
+                      sums: dict[str, list[float]], throughput: Throughput) -> dict[str, float]:
+    """The report of an evaluation step: score and return of the learner's rollouts (NaN
+    once a loss is not finite), the step counts and rate, the interval's mean losses
+    (averaged over the workers) and ``data/*``."""
+    mean, std = evaluate(config, ctx, data, learner)
+    losses = {k: float(np.mean(v)) for k, v in sums.items()}
+    if not all(math.isfinite(v) for v in losses.values()):
+        mean = math.nan
+    return {"eval/score": data.reference.score(mean), "eval/return": mean,
+            "eval/return_std": std, "train/step": step, "train/grad_steps": learner.steps,
+            "train/steps_per_s": throughput.rate(learner.steps),
+            **{k: ctx.all_reduce_mean(v) for k, v in losses.items()}, **data_report(data)}
+
+
+def train_loop(config: ContrastiveImitationConfig, ctx: TrialContext) -> None:
+    """Train the method on its sets (its discriminator first, where it pre-trains one),
+    evaluate by rollouts and report on the cadence (``method=sac``: train the expert)."""
+    train = config.train
+    if config.method == SAC:
+        return train_expert(config, ctx)
+    torch.set_num_threads(train.threads)
+    torch.manual_seed(train.seed)  # the same initial networks on every rank
+    data = trial_data(config, ctx)
+    # The learner counts its own steps (pretraining included); the cadence says which
+    # training steps evaluate and checkpoint.
+    cadence = ctx.cadence(train.steps, eval_every=train.eval_every,
+                          checkpoint_every=train.checkpoint_every)
+    learner, sampler = training_state(config, ctx, data, ctx.load_checkpoint())
     names = tuple(dict.fromkeys(learner.sources))
-    total = learner.pretrain_steps + t.steps
+    total = learner.pretrain_steps + train.steps
     sums: dict[str, list[float]] = {}
-    started, first = time.perf_counter(), learner.steps
+    throughput = Throughput(time.perf_counter(), learner.steps)
     while learner.steps < total:
-        for key, value in learner.update(sampler.batch(names, t.batch_size)).items():
-            sums.setdefault(key, []).append(value)
-        step = learner.steps - learner.pretrain_steps
+        step = train_step(learner, sampler, names, train.batch_size, sums)
         if step <= 0 or not cadence.evaluates(step):
             continue
-        mean, std = evaluate(config, ctx, data, learner)
-        losses = {k: float(np.mean(v)) for k, v in sums.items()}
-        if not all(math.isfinite(v) for v in losses.values()):
-            mean = math.nan
-        checkpoint = None
-        if cadence.checkpoints(step):
-            checkpoint = {"learner": learner.state_dict(), "rng": sampler.rng.bit_generator.state}
-        record = data.record
-        ctx.report({"eval/score": data.reference.score(mean), "eval/return": mean,
-                    "eval/return_std": std, "train/step": step, "train/grad_steps": learner.steps,
-                    "train/steps_per_s": (learner.steps - first) / (time.perf_counter() - started),
-                    **{k: ctx.all_reduce_mean(v) for k, v in losses.items()},
-                    "data/good_episodes": record["good"]["episodes"],
-                    "data/bad_episodes": record["bad"]["episodes"],
-                    "data/bad_transitions": record["bad"]["transitions"],
-                    "data/unlabeled_episodes": record["unlabeled"]["episodes"],
-                    "data/unlabeled_transitions": record["unlabeled"]["transitions"],
-                    "data/unlabeled_expert_fraction":
-                        record["unlabeled"]["expert_transition_fraction"],
-                    "data/ref_random": data.reference.random,
-                    "data/ref_expert": data.reference.expert}, checkpoint=checkpoint,
-                   step=step)
+        report = evaluation_report(config, ctx, data, learner, step, sums, throughput)
+        checkpoint = ({"learner": learner.state_dict(), "rng": sampler.rng.bit_generator.state}
+                      if cadence.checkpoints(step) else None)
+        ctx.report(report, checkpoint=checkpoint, step=step)
         sums = {}
 
 

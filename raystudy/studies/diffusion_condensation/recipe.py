@@ -69,22 +69,26 @@ def select_one(args: tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]
     X, ce, score, o = args
     return select_class(X, o["per_class"], o["method"], np.random.default_rng(
         [o["seed"], o["klass"]]), scores=score, ce=ce, eps_rel=o["eps_rel"], kappa=o["kappa"],
-        ce_weight=o["ce_weight"], refine_iters=o["refine_iters"], solver=o["solver"])
+        ce_weight=o["ce_weight"], refine_iters=o["refine_iters"], solver=o["solver"],
+        n_iter=o["n_iter"])
 
 
 def select_chunk(items: list[Any]) -> list[tuple[list[int], dict[str, float]]]:
+    """``select_one`` over one ``ctx.map_chunks`` chunk of classes (on a Ray worker)."""
     return [select_one(a) for a in items]
 
 
 def subset_objective(cfg: CondensationConfig, X: np.ndarray, ce: np.ndarray,
                      local: np.ndarray) -> dict[str, float]:
     """J and its terms of one class's subset under the converged gadc objective, the row
-    error of the authors' 20-iteration solver on the same subset (``shipped_row_err``) and
-    the temperature over the subset's median cost, eps / median(C) (``eps_over_median_c``:
-    the ratio that decides how far 20 iterations are from converged)."""
+    error of the shipped solver (``n_iter`` iterations, the authors' 20) on the same subset
+    (``shipped_row_err``) and the temperature over the subset's median cost, eps /
+    median(C) (``eps_over_median_c``: the ratio that decides how far those iterations are
+    from converged)."""
     D = sqdist(X, X)
     sets, scaled_ce = np.asarray(local)[None], ce * float(np.median(D))
-    obj = SelectionObjective(kappa=cfg.kappa, eps_rel=cfg.eps_rel, ce_weight=cfg.ce_scale)
+    obj = SelectionObjective(kappa=cfg.kappa, eps_rel=cfg.eps_rel, ce_weight=cfg.ce_scale,
+                             n_iter=cfg.n_iter)
     out = {k: float(v[0]) for k, v in obj.terms(X, D, sets, scaled_ce).items()}
     shipped = dataclasses.replace(obj, solver="shipped").terms(X, D, sets, scaled_ce)
     out["shipped_row_err"] = float(shipped["row_err"][0])
@@ -120,86 +124,142 @@ def metrics(pool: Pool, x: np.ndarray, y: np.ndarray, h: float,
 
 
 # ----------------------------------------------------------------------------- loop
-def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
-    torch.set_num_threads(config.threads)
-    c = config
-    m = pool_of(c)
-    h = median_bandwidth(m.e_test[:1000])
-    h_probe = median_bandwidth(m.probe(m.x_test[:1000]))
-    state = ctx.load_checkpoint()
-    diff = GaussianDiffusion(1000)
+def selection_items(config: CondensationConfig, pool: Pool
+                    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]]:
+    """``select_one``'s arguments, one per class: its points in the selection space, its CE
+    in units of its median squared distance, its D2C-style scores and the options."""
+    options = {"per_class": config.per_class, "method": config.method, "seed": config.seed,
+               "eps_rel": config.eps_rel, "kappa": config.kappa, "ce_weight": config.ce_scale,
+               "refine_iters": config.refine_iters, "solver": config.ot_solver,
+               "n_iter": config.n_iter}
+    items = []
+    for k in range(pool.classes):
+        idx = np.flatnonzero(pool.y_train == k)
+        distances = sqdist(pool.select_x[idx], pool.select_x[idx])
+        # D2C-style difficulty (a reconstruction): the point's rarity in its class
+        items.append((pool.select_x[idx], pool.ce_train[idx] * float(np.median(distances)),
+                      pool.rarity_train[idx], {**options, "klass": k}))
+    return items
+
+
+def choose(config: CondensationConfig, pool: Pool, ctx: TrialContext
+           ) -> tuple[np.ndarray, list[dict[str, float]]]:
+    """The chosen pool indices, class by class (``full``: all of them), and the non-empty
+    greedy/swap traces of the classes (fanned out to Ray workers)."""
+    if config.method == "full":
+        return np.arange(len(pool.y_train)), []
+    picked = ctx.map_chunks(select_chunk, selection_items(config, pool))
+    chosen = np.concatenate([np.flatnonzero(pool.y_train == k)[local]
+                             for k, (local, _) in enumerate(picked)])
+    return chosen, [trace for _, trace in picked if trace]
+
+
+def objective_report(config: CondensationConfig, pool: Pool, chosen: np.ndarray,
+                     traces: list[dict[str, float]]) -> dict[str, float]:
+    """``select/*``: the converged gadc objective's terms on each class's subset, then the
+    method's own greedy/swap trace, each averaged over the classes."""
+    terms = []
+    for k in range(pool.classes):
+        in_class = pool.y_train == k
+        local = np.searchsorted(np.flatnonzero(in_class), chosen[pool.y_train[chosen] == k])
+        terms.append(subset_objective(config, pool.select_x[in_class],
+                                      pool.ce_train[in_class], local))
+    report = {f"select/{t}": float(np.mean([j[t] for j in terms]))
+              for t in ("J", "ot", "moment", "ce", "row_err", "shipped_row_err",
+                        "eps_over_median_c")}
+    if traces:  # the method's own objective
+        for t in ("J_greedy", "J_swapped", "swap_rounds"):
+            report[f"select/{t}"] = float(np.mean([trace[t] for trace in traces]))
+    return report
+
+
+def select_subset(config: CondensationConfig, pool: Pool, ctx: TrialContext, bandwidth: float,
+                  probe_bandwidth: float) -> tuple[np.ndarray, dict[str, float]]:
+    """The chosen pool indices and the raw subset's report, made once per trial: its
+    metrics and tail share (``subset/*``), its objective and selection time (``select/*``)."""
+    start = time.time()
+    chosen, traces = choose(config, pool, ctx)
+    seconds = time.time() - start
+    report = {f"subset/{k}": v for k, v in metrics(
+        pool, pool.x_train[chosen], pool.y_train[chosen], bandwidth, probe_bandwidth).items()}
+    report["subset/tail_share"] = float(np.mean(
+        pool.rarity_train[chosen] > np.quantile(pool.rarity_train, 0.95)))
+    if config.method != "full":
+        report.update(objective_report(config, pool, chosen, traces))
+    report["select/seconds"] = seconds
+    return chosen, report
+
+
+def training_state(config: CondensationConfig, pool: Pool, state: dict[str, Any] | None
+                   ) -> tuple[Denoiser, torch.optim.Adam, torch.Generator]:
+    """The Denoiser, its Adam and the generator of batches and noise: fresh from
+    ``config.seed``, or restored from the checkpoint ``state``."""
+    torch.manual_seed(config.seed)  # the initial weights, resumed or not
+    model = Denoiser(pool.dim, pool.classes, config.hidden)
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    generator = torch.Generator()
     if state is None:
-        t0 = time.time()
-        if c.method == "full":
-            chosen = np.arange(len(m.y_train))
-        else:
-            opts = {"per_class": c.per_class, "method": c.method, "seed": c.seed,
-                    "eps_rel": c.eps_rel, "kappa": c.kappa, "ce_weight": c.ce_scale,
-                    "refine_iters": c.refine_iters, "solver": c.ot_solver}
-            items = []
-            for k in range(m.classes):
-                idx = np.flatnonzero(m.y_train == k)
-                D = sqdist(m.select_x[idx], m.select_x[idx])
-                # D2C-style difficulty (a reconstruction): the point's rarity in its class
-                items.append((m.select_x[idx], m.ce_train[idx] * float(np.median(D)),
-                              m.rarity_train[idx], {**opts, "klass": k}))
-            picked = ctx.map_chunks(select_chunk, items)
-            chosen = np.concatenate([np.flatnonzero(m.y_train == k)[loc]
-                                     for k, (loc, _) in enumerate(picked)])
-            traces = [trace for _, trace in picked if trace]
-        seconds = time.time() - t0
-        sub = {f"subset/{k}": v for k, v in
-               metrics(m, m.x_train[chosen], m.y_train[chosen], h, h_probe).items()}
-        sub["subset/tail_share"] = float(np.mean(
-            m.rarity_train[chosen] > np.quantile(m.rarity_train, 0.95)))
-        if c.method != "full":
-            js = [subset_objective(c, m.select_x[m.y_train == k], m.ce_train[m.y_train == k],
-                                   np.searchsorted(np.flatnonzero(m.y_train == k),
-                                                   chosen[m.y_train[chosen] == k]))
-                  for k in range(m.classes)]
-            for t in ("J", "ot", "moment", "ce", "row_err", "shipped_row_err",
-                      "eps_over_median_c"):
-                sub[f"select/{t}"] = float(np.mean([j[t] for j in js]))
-            for t in ("J_greedy", "J_swapped", "swap_rounds"):  # the method's own objective
-                if traces:
-                    sub[f"select/{t}"] = float(np.mean([tr[t] for tr in traces]))
-        sub["select/seconds"] = seconds
-        torch.manual_seed(c.seed)
-        model = Denoiser(m.dim, m.classes, c.hidden)
-        opt = torch.optim.Adam(model.parameters(), lr=c.lr)
-        gen = torch.Generator().manual_seed(c.seed)
+        generator.manual_seed(config.seed)
     else:
-        chosen, sub = state["chosen"], state["subset"]
-        torch.manual_seed(c.seed)
-        model = Denoiser(m.dim, m.classes, c.hidden)
         model.load_state_dict(state["model"])
-        opt = torch.optim.Adam(model.parameters(), lr=c.lr)
-        opt.load_state_dict(state["optimizer"])
-        gen = torch.Generator()
-        gen.set_state(state["generator"])
-    x0_all = torch.tensor(m.x_train[chosen], dtype=torch.float32)
-    y0_all = torch.tensor(m.y_train[chosen], dtype=torch.long)
-    cadence = ctx.cadence(c.steps, c.eval_every, c.checkpoint_every)
+        optimizer.load_state_dict(state["optimizer"])
+        generator.set_state(state["generator"])
+    return model, optimizer, generator
+
+
+def train_step(diffusion: GaussianDiffusion, model: Denoiser, optimizer: torch.optim.Adam,
+               generator: torch.Generator, x0: torch.Tensor, y0: torch.Tensor,
+               batch_size: int) -> float:
+    """One Adam step on the simple DDPM loss of a batch drawn from the subset; the loss."""
+    batch = torch.randint(0, len(y0), (batch_size,), generator=generator)
+    loss = diffusion.loss(model, x0[batch], y0[batch], generator)
+    optimizer.zero_grad()
+    loss.backward()
+    optimizer.step()
+    return float(loss.detach())
+
+
+def evaluation_report(config: CondensationConfig, pool: Pool, model: Denoiser,
+                      diffusion: GaussianDiffusion, bandwidth: float,
+                      probe_bandwidth: float) -> dict[str, float]:
+    """``eval/*``: the metrics of the model's DDIM samples and class_acc's chance level."""
+    x, y = generate(model, diffusion, config, pool)
+    report = {f"eval/{k}": v for k, v in metrics(pool, x, y, bandwidth, probe_bandwidth).items()}
+    report["eval/chance"] = 1.0 / pool.classes
+    return report
+
+
+def train_loop(config: CondensationConfig, ctx: TrialContext) -> None:
+    """Select the subset (or restore it), train the DDPM on it, report its samples' metrics."""
+    torch.set_num_threads(config.threads)
+    pool = pool_of(config)
+    bandwidth = median_bandwidth(pool.e_test[:1000])
+    probe_bandwidth = median_bandwidth(pool.probe(pool.x_test[:1000]))
+    state = ctx.load_checkpoint()
+    if state is None:
+        chosen, subset_report = select_subset(config, pool, ctx, bandwidth, probe_bandwidth)
+    else:
+        chosen, subset_report = state["chosen"], state["subset"]
+    model, optimizer, generator = training_state(config, pool, state)
+    diffusion = GaussianDiffusion(1000)
+    x0 = torch.tensor(pool.x_train[chosen], dtype=torch.float32)
+    y0 = torch.tensor(pool.y_train[chosen], dtype=torch.long)
+    cadence = ctx.cadence(config.steps, config.eval_every, config.checkpoint_every)
     first = True
     for step in cadence:
-        b = torch.randint(0, len(y0_all), (c.batch_size,), generator=gen)
-        loss = diff.loss(model, x0_all[b], y0_all[b], gen)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        if cadence.evaluates(step):
-            x, y = generate(model, diff, c, m)
-            out = {f"eval/{k}": v for k, v in metrics(m, x, y, h, h_probe).items()}
-            out["eval/chance"] = 1.0 / m.classes  # class_acc's chance level
-            out["train/loss"] = float(loss.detach())
-            out["train/step"] = float(step)
-            if first:
-                out.update(sub)
-                first = False
-            ckpt = ({"model": model.state_dict(), "optimizer": opt.state_dict(),
-                     "generator": gen.get_state(), "chosen": chosen, "subset": sub}
-                    if cadence.checkpoints(step) else None)
-            ctx.report(out, checkpoint=ckpt, step=step)
+        loss = train_step(diffusion, model, optimizer, generator, x0, y0, config.batch_size)
+        if not cadence.evaluates(step):
+            continue
+        report = evaluation_report(config, pool, model, diffusion, bandwidth, probe_bandwidth)
+        report["train/loss"] = loss
+        report["train/step"] = float(step)
+        if first:  # the subset's report rides on this run's first evaluation
+            report.update(subset_report)
+            first = False
+        checkpoint = ({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                       "generator": generator.get_state(), "chosen": chosen,
+                       "subset": subset_report} if cadence.checkpoints(step) else None)
+        ctx.report(report, checkpoint=checkpoint, step=step)
 
 
 def check_data(c: CondensationConfig) -> None:

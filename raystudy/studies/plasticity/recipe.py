@@ -40,6 +40,7 @@ import functools
 import math
 import time
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import torch
@@ -97,6 +98,7 @@ def check_data(config: PlasticityConfig) -> None:
 
 # ----------------------------------------------------------------------------- model
 def build_model(config: PlasticityConfig, data: ImageData) -> torch.nn.Module:
+    """The ConvNet or the MLP sized for ``data``, with LayerNorm where the spec asks."""
     layernorm = uses_layernorm(config)
     if config.model.arch == "convnet":
         return ConvNet(data.x_train.shape[1], data.classes, layernorm=layernorm)
@@ -104,6 +106,7 @@ def build_model(config: PlasticityConfig, data: ImageData) -> torch.nn.Module:
 
 
 def make_optimizer(config: PlasticityConfig, params) -> torch.optim.Optimizer:
+    """``train.optimizer`` (SGD or Adam) at ``train.lr``."""
     if config.train.optimizer == "sgd":
         return torch.optim.SGD(params, lr=config.train.lr)
     return torch.optim.Adam(params, lr=config.train.lr)
@@ -137,6 +140,7 @@ def masked_cross_entropy(logits: torch.Tensor, y: torch.Tensor, active: int) -> 
 
 @torch.no_grad()
 def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, active: int) -> float:
+    """Share of ``x`` classified as ``y`` over the ``active`` logits (in batches of 4096)."""
     correct = sum(int((model(xb)[:, :active].argmax(1) == yb).sum())
                   for xb, yb in zip(x.split(4096), y.split(4096), strict=True))
     return correct / max(1, len(y))
@@ -144,6 +148,7 @@ def accuracy(model: torch.nn.Module, x: torch.Tensor, y: torch.Tensor, active: i
 
 # ----------------------------------------------------------------------------- loop
 def num_tasks(config: PlasticityConfig, data: ImageData | None) -> int:
+    """Tasks in the stream: ``stream.tasks``, capped by the classes an incremental one has."""
     if config.stream.kind == "incremental":
         if data is None:
             raise ValueError("stream.kind=incremental needs an image dataset")
@@ -184,72 +189,128 @@ def train_task(config: PlasticityConfig, model, optimizer, intervention: Interve
     return float(loss.detach()), int(correct) / (batch * config.train.steps_per_task)
 
 
+def training_state(config: PlasticityConfig, data: ImageData, device: torch.device,
+                   state: dict[str, Any] | None
+                   ) -> tuple[Flatten, torch.optim.Optimizer, Intervention, list[float],
+                              dict[str, float]]:
+    """The network, its optimizer, the intervention, the end-of-task scores so far and the
+    time totals: fresh from ``train.seed``, or restored from the checkpoint ``state``."""
+    torch.manual_seed(config.train.seed)  # the initial weights, resumed or not
+    model = Flatten(build_model(config, data)).to(device)
+    optimizer = make_optimizer(config, model.parameters())
+    intervention = build_intervention(config)
+    if state is None:
+        return model, optimizer, intervention, [], {"train": 0.0, "metrics": 0.0, "steps": 0}
+    model.load_state_dict(state["model"])
+    optimizer.load_state_dict(state["optimizer"])
+    intervention.load_state_dict(state["intervention"])
+    return model, optimizer, intervention, state["history"], state["totals"]
+
+
+def measurement_sample(config: PlasticityConfig, task: Task, index: int,
+                       device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+    """The fixed ``metrics.samples`` rows of the task's training data every measurement of
+    the task reads (from a seed of their own, so a resumed run draws the same rows)."""
+    generator = torch.Generator().manual_seed(derive_seed(config.train.seed, index, 22))
+    rows = torch.randperm(len(task.x_train), generator=generator)[:config.metrics.samples]
+    rows = rows.to(device)
+    return task.x_train[rows], task.y_train[rows]
+
+
+class WithinTaskProbe:
+    """``train_task``'s probe: the within-task metrics on the task's sample, and the seconds
+    they took (measurement time, not training time)."""
+
+    def __init__(self, config: PlasticityConfig, model: torch.nn.Module,
+                 loss_fn: Callable[[torch.Tensor, torch.Tensor], torch.Tensor],
+                 inputs: torch.Tensor, targets: torch.Tensor, index: int) -> None:
+        self.config, self.model, self.loss_fn = config, model, loss_fn
+        self.inputs, self.targets, self.index = inputs, targets, index
+        self.metrics: dict[str, float] = {}
+        self.seconds = 0.0
+
+    def __call__(self, step: int) -> None:
+        found = within_task_metrics(self.config, self.model, self.loss_fn, self.inputs,
+                                    self.targets, self.index, step)
+        self.seconds += found.pop("metrics/seconds")
+        self.metrics.update(found)
+
+
+def timed_train_task(config: PlasticityConfig, model: torch.nn.Module,
+                     optimizer: torch.optim.Optimizer, intervention: Intervention, task: Task,
+                     probe: WithinTaskProbe, start_seconds: float,
+                     totals: dict[str, float]) -> tuple[float, float]:
+    """``train_task`` with the probe; adds its training seconds (the probe's left out), the
+    task's measurement seconds and its steps to ``totals``. The last loss, online accuracy."""
+    started = time.perf_counter()
+    loss_end, online = train_task(config, model, optimizer, intervention, task, probe)
+    totals["train"] += time.perf_counter() - started - probe.seconds
+    totals["metrics"] += start_seconds + probe.seconds
+    totals["steps"] += config.train.steps_per_task
+    return loss_end, online
+
+
+def end_of_task_accuracy(model: torch.nn.Module, task: Task, inputs: torch.Tensor,
+                         targets: torch.Tensor) -> tuple[float, float]:
+    """Accuracy on the task's evaluation data (its score) and on its training sample (the
+    same number where the task is scored on its training data)."""
+    score = accuracy(model, task.x_eval, task.y_eval, task.active)
+    train_score = score if task.eval_is_train else accuracy(model, inputs, targets, task.active)
+    return score, train_score
+
+
+def task_report(config: PlasticityConfig, index: int, history: list[float], train_score: float,
+                loss_end: float, online: float, start: dict[str, float],
+                within: dict[str, float], totals: dict[str, float]) -> dict[str, float]:
+    """The task's report: its score (the last of ``history``) and the scores so far, its
+    training, its start-of-task and within-task metrics, and the time totals."""
+    score = history[-1]
+    return {
+        "eval/late_score": late_mean(history, config.metrics.late_fraction),
+        "task/index": index + 1, "task/accuracy": score, "task/score": score,
+        "task/train_accuracy": train_score, "task/loss_end": loss_end,
+        "task/online_accuracy": online, "task/online_score": online,
+        "eval/mean_score": float(np.mean(history)), **start, **within,
+        "train/steps": totals["steps"], "train/seconds": totals["train"],
+        "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
+    }
+
+
 def train_loop(config: PlasticityConfig, ctx: TrialContext) -> None:
+    """Each task of the stream in turn: measure it at its start, train on it, score it and
+    report (``stream.kind=rl``: PPO, in ``rl.py``)."""
     torch.set_num_threads(config.train.threads)
     # Dead units' Adam moments (and L2-decayed weights) decay into subnormal floats, which
     # x86 CPUs process 10-100x slower; a 100-task L2 run took 2-3x longer than without L2.
     torch.set_flush_denormal(True)
     if config.stream.kind == "rl":
         return rl_loop(config, ctx)
-    torch.manual_seed(config.train.seed)
-    device, m = ctx.device, config.metrics
+    device = ctx.device
     data = load_images(config.stream.dataset, config.stream.path)
-    model = Flatten(build_model(config, data)).to(device)
-    optimizer = make_optimizer(config, model.parameters())
-    intervention = build_intervention(config)
-    history, totals = [], {"train": 0.0, "metrics": 0.0, "steps": 0}
     tasks = num_tasks(config, data)
     cadence = ctx.cadence(tasks, eval_every=1, checkpoint_every=config.train.checkpoint_every)
-    state = ctx.load_checkpoint()
-    if state is not None:
-        model.load_state_dict(state["model"])
-        optimizer.load_state_dict(state["optimizer"])
-        intervention.load_state_dict(state["intervention"])
-        history, totals = state["history"], state["totals"]
-
+    model, optimizer, intervention, history, totals = training_state(
+        config, data, device, ctx.load_checkpoint())
     for task_number in cadence:
-        t = task_number - 1
+        t = task_number - 1  # the stream's 0-based task index
         task = stream_task(config.stream.kind, data, t, config.train.seed, config.stream.examples,
                            config.stream.classes_per_task).to(device)
         intervention.task_start(model, optimizer, t)
-        sample = torch.randperm(len(task.x_train), generator=torch.Generator().manual_seed(
-            derive_seed(config.train.seed, t, 22)))[:m.samples].to(device)
+        inputs, targets = measurement_sample(config, task, t, device)
         loss_fn = functools.partial(masked_cross_entropy, active=task.active)
-        start = start_of_task_metrics(config, model, loss_fn, task.x_train[sample],
-                                      task.y_train[sample], t, last=t + 1 == tasks)
-        within: dict[str, float] = {}
-        spent = [0.0]  # seconds of within-task measurements: not training time
-
-        def probe(step: int, t=t, task=task, loss_fn=loss_fn, sample=sample, within=within,
-                  spent=spent) -> None:
-            found = within_task_metrics(config, model, loss_fn, task.x_train[sample],
-                                        task.y_train[sample], t, step)
-            spent[0] += found.pop("metrics/seconds")
-            within.update(found)
-
-        started = time.perf_counter()
-        loss_end, online = train_task(config, model, optimizer, intervention, task, probe)
-        totals["train"] += time.perf_counter() - started - spent[0]
-        totals["metrics"] += start["metrics/seconds"] + spent[0]
-        totals["steps"] += config.train.steps_per_task
-        score = accuracy(model, task.x_eval, task.y_eval, task.active)
+        start = start_of_task_metrics(config, model, loss_fn, inputs, targets, t,
+                                      last=task_number == tasks)
+        probe = WithinTaskProbe(config, model, loss_fn, inputs, targets, t)
+        loss_end, online = timed_train_task(config, model, optimizer, intervention, task, probe,
+                                            start["metrics/seconds"], totals)
+        score, train_score = end_of_task_accuracy(model, task, inputs, targets)
         history.append(score)
-        train_score = score if task.eval_is_train else accuracy(
-            model, task.x_train[sample], task.y_train[sample], task.active)
-        checkpoint = None
-        if cadence.checkpoints(task_number):
-            checkpoint = {"model": model.state_dict(), "optimizer": optimizer.state_dict(),
-                          "intervention": intervention.state_dict(),
-                          "history": history, "totals": totals}
-        ctx.report({
-            "eval/late_score": late_mean(history, m.late_fraction),
-            "task/index": t + 1, "task/accuracy": score, "task/score": score,
-            "task/train_accuracy": train_score, "task/loss_end": loss_end,
-            "task/online_accuracy": online, "task/online_score": online,
-            "eval/mean_score": float(np.mean(history)), **start, **within,
-            "train/steps": totals["steps"], "train/seconds": totals["train"],
-            "metrics/overhead": totals["metrics"] / max(totals["train"], 1e-9),
-        }, checkpoint=checkpoint, step=task_number)
+        report = task_report(config, t, history, train_score, loss_end, online, start,
+                             probe.metrics, totals)
+        checkpoint = ({"model": model.state_dict(), "optimizer": optimizer.state_dict(),
+                       "intervention": intervention.state_dict(), "history": history,
+                       "totals": totals} if cadence.checkpoints(task_number) else None)
+        ctx.report(report, checkpoint=checkpoint, step=task_number)
 
 
 STUDY = Study(
