@@ -13,7 +13,7 @@ import pytest
 
 from raystudy import LocalContext, RunResults, TrialRecord
 from raystudy.cli import main
-from raystudy.errors import ConfigError
+from raystudy.errors import ConfigError, DataError
 from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.uniform_diffusion.analysis import analyze
 from raystudy.studies.uniform_diffusion.config import UniformDiffusionConfig
@@ -145,6 +145,75 @@ def test_bad_input_is_one_line(tmp_path, capsys):
                  "--set", f"data.path={tmp_path / 'none'}", "--storage", str(tmp_path)]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "make-tokens" in err[0]
+
+
+def markov_token_folder(folder: Path, vocab_size: int = 8, seq_len: int = 16):
+    """A token folder of Markov-chain rows (train.npy, val.npy) and the chain itself: text
+    whose likelihood is known exactly."""
+    import torch
+
+    from raystudy.algorithms.discrete_diffusion import MarkovSource
+
+    source = MarkovSource(vocab_size, concentration=0.2, seed=3)
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, n, seed in (("train", 3000, 0), ("val", 400, 1)):
+        rows = source.sample(n, seq_len, generator=torch.Generator().manual_seed(seed))
+        np.save(folder / f"{name}.npy", rows.numpy().astype(np.int32))
+    return source
+
+
+def test_the_ar_evaluator_scores_text_as_the_exact_likelihood_does(tmp_path):
+    """Trained on Markov rows, the evaluator's NLL of held-out rows (positions 2..L) comes
+    within 0.06 nats/token of the chain's exact conditional NLL of the same positions."""
+    import torch
+
+    from raystudy.studies.uniform_diffusion.data import train_evaluator
+    from raystudy.studies.uniform_diffusion.evaluator import load_ar_evaluator, score
+
+    source = markov_token_folder(tmp_path / "tok")
+    file, meta = train_evaluator(str(tmp_path / "tok"), 16, steps=300, d_model=32, n_layers=1,
+                                 n_heads=2, batch_size=64, lr=3e-3)
+    assert file == tmp_path / "tok" / "ar_evaluator_L16.pt" and meta["vocab_size"] == 8
+    val = torch.from_numpy(np.load(tmp_path / "tok" / "val.npy").astype(np.int64))
+    first = torch.log(torch.from_numpy(source.stationary))[val[:, 0]]   # the unscored token
+    exact_nll = float(-(source.log_prob(val) - first).mean()) / 15
+    model, _ = load_ar_evaluator(str(file), 8, 16)
+    assert abs(float(score(model, val).mean()) - exact_nll) < 0.06
+    assert abs(meta["val_nll"] - exact_nll) < 0.06
+    with pytest.raises(DataError, match="trained for V = 8"):
+        load_ar_evaluator(str(file), 9, 16)
+
+
+def test_a_text_run_is_read_under_the_ar_evaluator(tmp_path, capsys):
+    from raystudy.studies.uniform_diffusion.data import train_evaluator
+
+    markov_token_folder(tmp_path / "tok")
+    file, _ = train_evaluator(str(tmp_path / "tok"), 8, steps=20, d_model=16, n_layers=1,
+                              n_heads=2)
+    text = {**TINY, "data.source": "tokens", "data.path": str(tmp_path / "tok"),
+            "eval.ar_evaluator": str(file)}
+    last = run(config(**text)).reports[-1]
+    assert last["eval/gen_ppl_ar@4"] == pytest.approx(math.exp(last["eval/gen_nll_ar@4"]))
+    assert 1 < last["eval/gen_ppl_ar@4"] and 1 < last["data/val_ppl_ar"] < 8 + 1e-9
+    assert "eval/gen_nll@4" not in last                  # text has no exact likelihood
+    trials = [TrialRecord(f"t{i}", {"loss.name": name, "train.seed": 0, **text}, "TERMINATED",
+                          [{**last, "eval/gen_nll_ar@4": last["eval/gen_nll_ar@4"] + i}],
+                          config={"loss.name": name, "train.seed": 0, **text})
+              for i, name in enumerate(["nelbo", "simple"])]
+    analysis = analyze(RunResults(Path("."), {}, trials), tmp_path)
+    u1 = _claim(analysis, "U1")
+    assert u1.effect.startswith("Gen NLL under the AR evaluator")
+    assert "AR evaluator ar_evaluator_L8.pt, not GPT-2 Large" in u1.scope
+    assert any("unigram" in p.statement for p in u1.preconditions)
+    assert analysis.tables[0].columns == ["arm", "S", "trials", "entropy",
+                                          "Gen PPL (AR evaluator)", "val NELBO"]
+    # the evaluator's own bad input: one line, exit code 2
+    assert main(["data", "train-ar-evaluator", str(tmp_path / "none"), "--seq-len", "8"]) == 2
+    assert main(["run", "uniform_diffusion", "--in-process", "--storage", str(tmp_path),
+                 "--set", f"eval.ar_evaluator={tmp_path / 'none.pt'}"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and "the token folder" in err[0] and "make-tokens" in err[0]
+    assert "none.pt not found (train one with: raystudy data train-ar-evaluator" in err[1]
 
 
 @pytest.mark.ray

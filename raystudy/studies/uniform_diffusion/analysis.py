@@ -47,9 +47,21 @@ def arm(trial: TrialRecord) -> str:
 
 
 def sampler_steps(trials: list[TrialRecord]) -> list[int]:
-    """The step counts S the trials report Gen NLL at, ascending."""
+    """The step counts S the trials drew samples at (every run reports their entropy)."""
     return sorted({int(k.split("@")[1]) for t in trials for k in t.last
-                   if k.startswith("eval/gen_nll@") and not k.endswith("_se")})
+                   if k.startswith("eval/entropy@")})
+
+
+def claim_metric(trials: list[TrialRecord], steps: int
+                 ) -> tuple[str, str, claims.Precondition]:
+    """The claims' sample-quality metric: Gen NLL under the exact likelihood (the Markov
+    stand-in), else under the project-trained AR evaluator (text, ``eval.ar_evaluator``),
+    with the precondition that makes it meaningful."""
+    exact = any(math.isfinite(t.metric("data/true_gen_nll")) for t in trials)
+    if not exact and any(math.isfinite(t.metric(f"eval/gen_nll_ar@{steps}")) for t in trials):
+        return f"eval/gen_nll_ar@{steps}", "Gen NLL under the AR evaluator", evaluator_learned(
+            trials)
+    return f"eval/gen_nll@{steps}", "Gen NLL", metric_is_exact(trials)
 
 
 def _claim_steps(trials: list[TrialRecord]) -> int:
@@ -74,18 +86,40 @@ def metric_is_exact(trials: list[TrialRecord]) -> claims.Precondition:
         f"{t.metric('data/entropy'):.4f} nats/token, SE {se:.4f}")
 
 
+def evaluator_learned(trials: list[TrialRecord]) -> claims.Precondition:
+    """The AR evaluator learned context: it scores real validation text below a unigram
+    model fit on the training rows (else its Gen PPL only counts token frequencies)."""
+    t = next((t for t in trials if math.isfinite(t.metric("data/val_nll_ar"))), None)
+    if t is None:
+        return claims.Precondition("the AR evaluator learned the text", False,
+                                   "no trial scored the validation rows")
+    ar, unigram = t.metric("data/val_nll_ar"), t.metric("data/val_unigram_nll")
+    return claims.Precondition(
+        "the AR evaluator learned the text: real validation rows score below a unigram "
+        "model's NLL", ar < unigram, f"AR evaluator {ar:.3f} vs unigram {unigram:.3f} "
+        f"nats/token (validation PPL {math.exp(ar):.2f})")
+
+
+def entropy_reference(trial: TrialRecord) -> tuple[float, str]:
+    """The data's entropy (Markov) or, for text, the AR evaluator's validation NLL (a
+    cross-entropy: an upper bound on the text's entropy rate, raystudy's stand-in)."""
+    if math.isfinite(trial.metric("data/entropy")):
+        return trial.metric("data/entropy"), "the entropy"
+    return trial.metric("data/val_nll_ar"), "the AR evaluator's validation NLL"
+
+
 def baseline_learned(nelbo: list[TrialRecord], vocab_size: int) -> claims.Precondition:
     """The NELBO baseline learned the data (its bound closed LEARNED_SHARE of the gap)."""
     if not nelbo:
         return claims.Precondition("the NELBO baseline learned the data", False,
                                    "no nelbo trial finished")
     bound = float(np.mean([t.metric("eval/nelbo") for t in nelbo]))
-    entropy = nelbo[0].metric("data/entropy")
+    entropy, named = entropy_reference(nelbo[0])
     ceiling = entropy + LEARNED_SHARE * (math.log(vocab_size) - entropy)
     return claims.Precondition(
         f"the NELBO baseline learned the data: its validation bound closes >= "
-        f"{LEARNED_SHARE:.0%} of the gap from log V to the entropy", bound <= ceiling,
-        f"val NELBO {bound:.3f} vs entropy {entropy:.3f}, log V {math.log(vocab_size):.3f} "
+        f"{LEARNED_SHARE:.0%} of the gap from log V to {named}", bound <= ceiling,
+        f"val NELBO {bound:.3f} vs {named} {entropy:.3f}, log V {math.log(vocab_size):.3f} "
         f"(needs <= {ceiling:.3f}) nats/token")
 
 
@@ -101,7 +135,7 @@ def no_collapse(name: str, trials: list[TrialRecord], steps: int) -> claims.Prec
         f"lowest share {lowest:.3f} over {len(shares)} trials" if shares else "no trial")
 
 
-def regulariser_selection(arms: dict[str, list[TrialRecord]], steps: int
+def regulariser_selection(arms: dict[str, list[TrialRecord]], metric: str
                           ) -> tuple[tuple[str, float] | None, claims.Precondition]:
     """The (form, weight) with the lowest Gen NLL on the selection seeds of this run, or
     the one the profile names in ``loss.reg_selection``; the precondition says which."""
@@ -111,7 +145,7 @@ def regulariser_selection(arms: dict[str, list[TrialRecord]], steps: int
             for t in trials:
                 if int(t.setting("train.seed", 0)) >= SELECTION_SEEDS:
                     scores[(t.setting("loss.reg"), float(t.setting("loss.reg_weight")))
-                           ].append(t.metric(f"eval/gen_nll@{steps}"))
+                           ].append(t.metric(metric))
     if scores:
         best = min(scores, key=lambda k: float(np.nanmean(scores[k])))
         return best, claims.Precondition(
@@ -131,8 +165,7 @@ def regulariser_selection(arms: dict[str, list[TrialRecord]], steps: int
 def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
                    vocab_size: int) -> list[Claim]:
     """U1-U4 (Holm within U1 and within U2), then the paper's regimes not run."""
-    metric = f"eval/gen_nll@{steps}"
-    exact = metric_is_exact([t for trials in arms.values() for t in trials])
+    metric, label, exact = claim_metric([t for trials in arms.values() for t in trials], steps)
     nelbo = arms.get("nelbo", [])
     masks = sorted({name.split("/")[1] for name in arms if name.startswith("simple/")})
     collapse = {name: no_collapse(name, trials, steps) for name, trials in arms.items()}
@@ -143,7 +176,7 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
         simple, base = paired(by_seed(arms[f"simple/{mask}"], metric), by_seed(nelbo, metric))
         u1.append(claims.Test(
             f"U1: the simple loss is non-inferior to the NELBO in Gen NLL at S = {steps} "
-            f"(mask {mask})", "Gen NLL: simple - nelbo (nats/token)",
+            f"(mask {mask})", f"{label}: simple - nelbo (nats/token)",
             stats.non_inferiority(simple, base, MARGIN, "less"), "less", margin=MARGIN,
             preconditions=(exact, baseline_learned(nelbo, vocab_size),
                            collapse.get("nelbo", no_collapse("nelbo", [], steps)),
@@ -153,7 +186,7 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
                                    "non-inferiority", "Gen NLL: simple - nelbo",
                                    "the run has no nelbo or no simple trials", scope=scope)])
 
-    chosen, selected = regulariser_selection(arms, steps)
+    chosen, selected = regulariser_selection(arms, metric)
     u2 = []
     for mask in masks:
         regs = [t for t in arms.get(f"simple_reg/{mask}", [])
@@ -166,7 +199,7 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
         u2.append(claims.Test(
             f"U2: the regulariser against uniform output (raystudy's reading) improves the "
             f"simple loss's Gen NLL at S = {steps} (mask {mask})",
-            "Gen NLL: simple_reg - simple (nats/token)", stats.paired_comparison(reg, simple),
+            f"{label}: simple_reg - simple (nats/token)", stats.paired_comparison(reg, simple),
             "less", preconditions=(exact, selected, collapse[f"simple_reg/{mask}"])))
     rows += (claims.holm_family(u2, f"{len(u2)} masks", scope=scope) if u2 else
              [claims.missing_claim("U2: the regulariser improves the simple loss",
@@ -191,7 +224,7 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
         rows.append(claims.paired_claim(
             "U4 (raystudy's derivation, not the paper's): masking z != x teaches the "
             "denoiser never to return the observed token, so simple/changed samples worse "
-            "than simple/moved", "Gen NLL: changed - moved (nats/token)",
+            "than simple/moved", f"{label}: changed - moved (nats/token)",
             stats.paired_comparison(changed, moved), "greater", scope=scope,
             preconditions=(exact, collapse["simple/changed"], collapse["simple/moved"])))
     else:
@@ -203,8 +236,11 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
     rows.append(claims.not_run(
         "The simple loss matches the NELBO in Gen PPL under GPT-2 Large on LM1B and OWT",
         "LM1B / OWT pre-training, Gen PPL under GPT-2 Large",
-        "this run trained on a generated stand-in with an exact likelihood; GPT-2 Large is "
-        "never downloaded at run time (the paper profile reads token files)"))
+        "GPT-2 Large is never downloaded at run time; " + (
+            "this run's Gen PPL is under the project-trained AR evaluator instead"
+            if metric.startswith("eval/gen_nll_ar") else
+            "this run trained on a generated stand-in with an exact likelihood (the paper "
+            "profile reads token files, scored by a project-trained AR evaluator)")))
     rows.append(claims.not_run("The conclusions scale to larger models", PAPER_SCALE,
                                "this run's models are the profile's small Denoisers"))
     return rows
@@ -221,17 +257,19 @@ def invariants(trials: list[TrialRecord]) -> list[str]:
             + (f" (below it: {', '.join(below)})" if below else "") + "."]
 
 
-def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path) -> list[tuple[str, Path]]:
-    """Gen NLL vs sampler steps per arm, and entropy vs Gen NLL per trial."""
+def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path, quality: str = "gen_nll",
+            label: str = "Gen NLL") -> list[tuple[str, Path]]:
+    """Gen NLL (``quality``: exact, or under the AR evaluator) vs sampler steps per arm, and
+    entropy vs Gen NLL per trial."""
     from matplotlib.figure import Figure
 
     fig = Figure(figsize=(9, 3.6))
     left, right = fig.subplots(1, 2)
     for name, trials in sorted(arms.items()):
         steps = sampler_steps(trials)
-        means = [np.nanmean([t.metric(f"eval/gen_nll@{s}") for t in trials]) for s in steps]
+        means = [np.nanmean([t.metric(f"eval/{quality}@{s}") for t in trials]) for s in steps]
         left.plot(steps, means, "o-", label=name)
-        right.scatter([t.metric(f"eval/gen_nll@{steps[-1]}") for t in trials] if steps else [],
+        right.scatter([t.metric(f"eval/{quality}@{steps[-1]}") for t in trials] if steps else [],
                       [t.metric(f"eval/entropy@{steps[-1]}") for t in trials] if steps else [],
                       label=name, s=14)
     truth = next((t for trials in arms.values() for t in trials), None)
@@ -240,12 +278,12 @@ def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path) -> list[tuple
         right.scatter([truth.metric("data/true_gen_nll")],
                       [truth.metric("data/true_sample_entropy")], marker="*", c="k", s=80,
                       label="true samples")
-    left.set(xscale="log", xlabel="sampler steps S", ylabel="Gen NLL (nats/token)")
-    right.set(xlabel="Gen NLL (nats/token)", ylabel="sample entropy (nats)")
+    left.set(xscale="log", xlabel="sampler steps S", ylabel=f"{label} (nats/token)")
+    right.set(xlabel=f"{label} (nats/token)", ylabel="sample entropy (nats)")
     left.legend(fontsize=7)
     right.legend(fontsize=7)
     path = save_figure(fig, figures_dir / "gen_nll.png")
-    return [("Gen NLL vs sampler steps, and sample entropy vs Gen NLL", path)]
+    return [(f"{label} vs sampler steps, and sample entropy vs {label}", path)]
 
 
 def analyze(results: RunResults, figures_dir: Path) -> Analysis:
@@ -261,22 +299,37 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     source = first.setting("data.source", "markov")
     data = (f"generated Markov-chain stand-in, not text (V = {V}, L = {L})"
             if source == "markov" else f"{source} text (V = {V}, L = {L})")
+    metric, label, _ = claim_metric(trials, steps)
+    quality = metric.split("/")[1].split("@")[0]
+    evaluator = first.setting("eval.ar_evaluator", "")
     scope = (f"{data}; Denoiser {first.setting('model.d_model', 64)} x "
              f"{first.setting('model.n_layers', 2)}, {first.setting('train.steps', 0)} "
-             f"steps; CPU, {first.setting('train.threads', 1)} thread(s)")
+             f"steps; CPU, {first.setting('train.threads', 1)} thread(s)"
+             + (f"; Gen NLL under the project-trained AR evaluator {Path(evaluator).name}, "
+                f"not GPT-2 Large" if quality == "gen_nll_ar" else ""))
+    columns = [m for m in ("gen_nll", "entropy", "bigram_js", "gen_ppl_ar")
+               if any(f"eval/{m}@{steps}" in t.last for t in trials)]  # text: no exact ones
+    names = {"gen_nll": "Gen NLL", "entropy": "entropy", "bigram_js": "bigram JS",
+             "gen_ppl_ar": "Gen PPL (AR evaluator)"}
     rows = []
     for name, members in sorted(arms.items()):
         for s in sampler_steps(members):
             rows.append([name, s, len(members)] + [
                 float(np.nanmean([t.metric(f"eval/{m}@{s}") for t in members]))
-                for m in ("gen_nll", "entropy", "bigram_js")]
+                for m in columns]
                 + [float(np.nanmean([t.metric("eval/nelbo") for t in members]))])
+    references = (f"data entropy {first.metric('data/entropy'):.4f} nats/token, "
+                  if math.isfinite(first.metric("data/entropy")) else "")
+    references += f"true samples' entropy {first.metric('data/true_sample_entropy'):.4f}"
+    if math.isfinite(first.metric("data/js_floor")):
+        references += f", JS floor {first.metric('data/js_floor'):.4g}"
+    if math.isfinite(first.metric("data/val_ppl_ar")):
+        references += (f"; the AR evaluator's validation PPL {first.metric('data/val_ppl_ar'):.3g}"
+                       f" (unigram NLL {first.metric('data/val_unigram_nll'):.3f} nats/token)")
     table = Table("Metrics per arm and sampler steps (means over trials)",
-                  ["arm", "S", "trials", "Gen NLL", "entropy", "bigram JS", "val NELBO"], rows,
-                  note=f"data entropy {first.metric('data/entropy'):.4f} nats/token, true "
-                       f"samples' entropy {first.metric('data/true_sample_entropy'):.4f}, "
-                       f"JS floor {first.metric('data/js_floor'):.4g}")
+                  ["arm", "S", "trials", *(names[m] for m in columns), "val NELBO"], rows,
+                  note=references)
     return Analysis(
-        tables=[table], figures=figures(arms, figures_dir),
+        tables=[table], figures=figures(arms, figures_dir, quality, label),
         claims=uniform_claims(arms, steps, scope, V), notes=invariants(trials),
         summary={"claim_steps": steps, "arms": {k: len(v) for k, v in arms.items()}})

@@ -106,6 +106,9 @@ class EvalConfig:
     """Validation sequences of the NELBO."""
     timing_repeats: PositiveInt = 5
     """Repeats of each loss's forward + backward on the same batch (median reported)."""
+    ar_evaluator: str = ""
+    """Text data: an AR evaluator file (``raystudy data train-ar-evaluator``); samples are
+    then scored by their Gen PPL under it (``eval/gen_ppl_ar@S``), in place of GPT-2 Large."""
 
 
 @dataclass(frozen=True)

@@ -5,16 +5,29 @@ driver-side check of that folder before Ray starts."""
 
 from __future__ import annotations
 
+import argparse
 import functools
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import torch
 
-from raystudy import DataError, MissingDataError, open_npy, require_dir, require_file
-from raystudy.algorithms.discrete_diffusion import MarkovSource
+from raystudy import (
+    DataCommand,
+    DataError,
+    MissingDataError,
+    bounded,
+    open_npy,
+    require_dir,
+    require_file,
+)
 from raystudy.studies.uniform_diffusion.config import DataConfig
+
+if TYPE_CHECKING:  # torch is imported where it is used: `raystudy data` reads this module
+    import torch
+
+    from raystudy.algorithms.discrete_diffusion import MarkovSource
 
 VAL_SEED = 10_007
 """Seed of the Markov validation sequences: the same for every trial."""
@@ -37,16 +50,19 @@ class Corpus:
         if self.source is not None:
             return self.source.sample(n, self.seq_len, generator=generator)
         assert self.train_rows is not None
+        import torch
+
         rows = torch.randint(len(self.train_rows), (n,), generator=generator).numpy()
         return torch.from_numpy(np.asarray(self.train_rows[np.sort(rows)], dtype=np.int64))
 
 
-def token_files(path: str) -> tuple[Path, Path]:
-    """The folder's train.npy and val.npy, or one line naming what is missing."""
+def token_files(path: str, what: str = "data.path") -> tuple[Path, Path]:
+    """The folder's train.npy and val.npy, or one line naming what is missing (``what``:
+    how the user gave the folder)."""
     if not path:
         raise MissingDataError(f"data.source=tokens needs data.path, a folder with train.npy "
                                f"and val.npy{TOKEN_HINT}")
-    folder = require_dir(path, "data.path", TOKEN_HINT)
+    folder = require_dir(path, what, TOKEN_HINT)
     return (require_file(folder / "train.npy", "token file", TOKEN_HINT),
             require_file(folder / "val.npy", "token file", TOKEN_HINT))
 
@@ -67,6 +83,10 @@ def check_tokens(data: DataConfig) -> None:
 @functools.lru_cache(maxsize=4)
 def corpus_of(data: DataConfig, val_sequences: int) -> Corpus:
     """The corpus of a data config (cached per process: trials of a worker share it)."""
+    import torch
+
+    from raystudy.algorithms.discrete_diffusion import MarkovSource
+
     L = data.seq_len
     if data.source == "markov":
         source = MarkovSource(data.vocab_size, data.order, data.concentration, data.data_seed)
@@ -92,3 +112,56 @@ def _windows(tokens: np.ndarray, seq_len: int) -> np.ndarray:
     if n == 0:
         raise DataError(f"the corpus ({len(tokens)} tokens) is shorter than one sequence")
     return tokens[: n * seq_len].reshape(n, seq_len)
+
+
+# ----------------------------------------------------------------------------- commands
+def _evaluator_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("tokens", help="a token folder with train.npy and val.npy")
+    parser.add_argument("--seq-len", type=bounded(int, 2), required=True,
+                        help="the study's data.seq_len (rows are cut to it)")
+    parser.add_argument("--vocab-size", type=bounded(int, 2), default=0,
+                        help="the study's data.vocab_size (default: the largest id + 1)")
+    parser.add_argument("--out", default="",
+                        help="the file to write (default TOKENS/ar_evaluator_L{seq_len}.pt)")
+    parser.add_argument("--steps", type=bounded(int, 1), default=2000)
+    parser.add_argument("--d-model", type=bounded(int, 8), default=128)
+    parser.add_argument("--layers", type=bounded(int, 1), default=4)
+    parser.add_argument("--heads", type=bounded(int, 1), default=4)
+    parser.add_argument("--batch-size", type=bounded(int, 1), default=64)
+    parser.add_argument("--lr", type=bounded(float, 0), default=1e-3)
+    parser.add_argument("--seed", type=int, default=0)
+
+
+def train_evaluator(tokens: str, seq_len: int, out: str = "", **options: Any
+                    ) -> tuple[Path, dict[str, Any]]:
+    """The AR evaluator of a token folder (``evaluator.train_ar_evaluator``'s options),
+    written to ``out`` (default ``TOKENS/ar_evaluator_L{seq_len}.pt``): its file, metadata."""
+    from raystudy.studies.uniform_diffusion.evaluator import train_ar_evaluator
+
+    train_file, val_file = token_files(tokens, "the token folder")
+    rows = [open_npy(file, "token file") for file in (train_file, val_file)]
+    for array, file in zip(rows, (train_file, val_file), strict=True):
+        if array.ndim != 2 or array.shape[1] < seq_len:
+            raise DataError(f"token file {file}: rows of shape {array.shape}, need (n, >= "
+                            f"{seq_len}) for --seq-len {seq_len}")
+    target = Path(out) if out else Path(tokens) / f"ar_evaluator_L{seq_len}.pt"
+    return target, train_ar_evaluator(*rows, seq_len, target, tokens=str(tokens), **options)
+
+
+def _train_evaluator(args: argparse.Namespace) -> str:
+    if args.d_model % args.heads:
+        raise DataError(f"--d-model {args.d_model} must be a multiple of --heads {args.heads}")
+    file, meta = train_evaluator(args.tokens, args.seq_len, args.out, steps=args.steps,
+                                 d_model=args.d_model, n_layers=args.layers,
+                                 n_heads=args.heads, batch_size=args.batch_size, lr=args.lr,
+                                 seed=args.seed, vocab_size=args.vocab_size,
+                                 log_every=max(1, args.steps // 10))
+    return (f"wrote the AR evaluator {file} (GPT {meta['d_model']} x {meta['n_layers']}, "
+            f"{meta['steps']} steps): validation PPL {meta['val_ppl']:.2f} "
+            f"(NLL {meta['val_nll']:.3f} nats/token); use it with --set "
+            f"eval.ar_evaluator={file}")
+
+
+DATA_COMMANDS = (DataCommand("train-ar-evaluator", "train uniform_diffusion's AR evaluator "
+                             "(Gen PPL on token files, in place of GPT-2 Large)",
+                             _evaluator_arguments, _train_evaluator),)

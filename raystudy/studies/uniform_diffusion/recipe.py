@@ -26,6 +26,7 @@ same batch (so the cost claim is paired inside the trial).
 from __future__ import annotations
 
 import copy
+import math
 import statistics
 import time
 from typing import Any
@@ -46,7 +47,13 @@ from raystudy.algorithms.discrete_diffusion import (
 from raystudy.algorithms.models import Denoiser
 from raystudy.studies.uniform_diffusion.analysis import analyze
 from raystudy.studies.uniform_diffusion.config import LossConfig, UniformDiffusionConfig
-from raystudy.studies.uniform_diffusion.data import Corpus, check_tokens, corpus_of
+from raystudy.studies.uniform_diffusion.data import (
+    DATA_COMMANDS,
+    Corpus,
+    check_tokens,
+    corpus_of,
+)
+from raystudy.studies.uniform_diffusion.evaluator import load_ar_evaluator, score
 
 NOISE_SEED = 20_011
 """Seed of the validation NELBO's noise: common random numbers across trials."""
@@ -132,9 +139,14 @@ def sample_chunk(item: tuple[dict[str, Any], dict[str, int], int, int, int]) -> 
                             generator=torch.Generator().manual_seed(seed))
 
 
-def sample_metrics(samples: torch.Tensor, corpus: Corpus) -> dict[str, float]:
-    """Entropy of samples, and with an exact source their Gen NLL (and its SE) and JS."""
+def sample_metrics(samples: torch.Tensor, corpus: Corpus,
+                   evaluator: torch.nn.Module | None = None) -> dict[str, float]:
+    """Entropy of samples, their Gen PPL under the AR evaluator where one is given, and
+    with an exact source their Gen NLL (and its SE) and JS."""
     out = {"entropy": sample_entropy(samples)}
+    if evaluator is not None:
+        out["gen_nll_ar"] = float(score(evaluator, samples).mean())
+        out["gen_ppl_ar"] = math.exp(out["gen_nll_ar"])
     if corpus.source is not None:
         per_sample = -corpus.source.log_prob(samples) / samples.shape[1]
         out["gen_nll"] = float(per_sample.mean())
@@ -143,21 +155,38 @@ def sample_metrics(samples: torch.Tensor, corpus: Corpus) -> dict[str, float]:
     return out
 
 
-def data_metrics(corpus: Corpus, n: int) -> dict[str, float]:
+def unigram_nll(corpus: Corpus, rows: int = 4096) -> float:
+    """Held-out NLL (nats/token) of a unigram model fit on training rows (add-one): what
+    the AR evaluator must beat to have learned any context."""
+    train = corpus.batch(rows, torch.Generator().manual_seed(NOISE_SEED))
+    counts = torch.bincount(train.flatten(), minlength=corpus.vocab_size).double() + 1.0
+    log_q = (counts / counts.sum()).log()
+    return float(-log_q[corpus.val[:, 1:].flatten()].mean())  # the positions AR scores
+
+
+def data_metrics(corpus: Corpus, n: int, evaluator: torch.nn.Module | None = None
+                 ) -> dict[str, float]:
     """What the true data scores on the sample metrics: the references of the claims."""
+    ar = {}
+    if evaluator is not None:  # the real rows' scores: a perfect sampler's, and a unigram's
+        val_nll = float(score(evaluator, corpus.val[:n]).mean())
+        ar = {"data/val_nll_ar": val_nll, "data/val_ppl_ar": math.exp(val_nll),
+              "data/val_unigram_nll": unigram_nll(corpus)}
     if corpus.source is None:
         true = corpus.val[:n]
-        return {"data/true_sample_entropy": sample_entropy(true)}
+        return {"data/true_sample_entropy": sample_entropy(true), **ar}
     true = corpus.source.sample(n, corpus.seq_len,
                                 generator=torch.Generator().manual_seed(TRUE_SAMPLE_SEED))
     own = sample_metrics(true, corpus)
     return {"data/entropy": corpus.source.entropy(corpus.seq_len),
             "data/true_sample_entropy": own["entropy"], "data/js_floor": own["bigram_js"],
-            "data/true_gen_nll": own["gen_nll"], "data/true_gen_nll_se": own["gen_nll_se"]}
+            "data/true_gen_nll": own["gen_nll"], "data/true_gen_nll_se": own["gen_nll_se"],
+            **ar}
 
 
 def evaluate(model: Denoiser, config: UniformDiffusionConfig, corpus: Corpus,
-             ctx: TrialContext, step: int) -> tuple[dict[str, float], dict[str, Any]]:
+             ctx: TrialContext, step: int, evaluator: torch.nn.Module | None = None
+             ) -> tuple[dict[str, float], dict[str, Any]]:
     """The evaluation's metrics and the samples drawn (``samples@S`` -> (n, L) int16)."""
     model.eval()
     nelbo, nelbo_se = validation_nelbo(model, corpus.val, config.eval.nelbo_t_grid)
@@ -176,7 +205,8 @@ def evaluate(model: Denoiser, config: UniformDiffusionConfig, corpus: Corpus,
     for index, S in enumerate(config.eval.sample_steps):
         x = torch.cat(drawn[index * chunks:(index + 1) * chunks])
         samples[f"samples@{S}"] = x.to(torch.int16).numpy()
-        out.update({f"eval/{k}@{S}": v for k, v in sample_metrics(x, corpus).items()})
+        out.update({f"eval/{k}@{S}": v
+                    for k, v in sample_metrics(x, corpus, evaluator).items()})
     model.train()
     return out, samples
 
@@ -202,7 +232,9 @@ def train_loop(config: UniformDiffusionConfig, ctx: TrialContext) -> None:
         generator.set_state(state["generator"])
         if ema is not None:
             ema.load_state_dict(state["ema"])
-    references = data_metrics(corpus, c.eval.n_samples)
+    evaluator = (load_ar_evaluator(c.eval.ar_evaluator, corpus.vocab_size, corpus.seq_len)[0]
+                 if c.eval.ar_evaluator else None)
+    references = data_metrics(corpus, c.eval.n_samples, evaluator)
     cadence = ctx.cadence(c.train.steps, c.train.eval_every, c.train.checkpoint_every)
     for step in cadence:
         x = corpus.batch(c.train.batch_size, generator)
@@ -218,7 +250,7 @@ def train_loop(config: UniformDiffusionConfig, ctx: TrialContext) -> None:
                 for e, p in zip(ema.parameters(), model.parameters(), strict=True):
                     e.lerp_(p, 1 - c.train.ema)
         if cadence.evaluates(step):
-            metrics, samples = evaluate(ema or model, c, corpus, ctx, step)
+            metrics, samples = evaluate(ema or model, c, corpus, ctx, step, evaluator)
             metrics.update(loss_times_ms(model, corpus.batch(c.train.batch_size, generator),
                                          c.eval.timing_repeats, generator))
             metrics.update(references)
@@ -231,8 +263,12 @@ def train_loop(config: UniformDiffusionConfig, ctx: TrialContext) -> None:
 
 
 def check_data(config: UniformDiffusionConfig) -> None:
+    """On the driver, before Ray: the token folder and the AR evaluator, one line each."""
     if config.data.source == "tokens":
         check_tokens(config.data)
+    if config.eval.ar_evaluator:
+        vocab_size = 256 if config.data.source == "stdlib" else config.data.vocab_size
+        load_ar_evaluator(config.eval.ar_evaluator, vocab_size, config.data.seq_len)
 
 
 STUDY = Study(
@@ -249,4 +285,5 @@ STUDY = Study(
     ),
     analyze=analyze,
     check_data=check_data,
+    data_commands=DATA_COMMANDS,
 )
