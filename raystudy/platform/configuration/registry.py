@@ -134,13 +134,14 @@ def missing_requirements(dist_name: str, extra: str) -> list[str]:
 
 
 # ---------------------------------------------------------------- loading
+INIT = "__init__.py"
+
+
 def is_study_file(name: str) -> bool:
     """``name`` names a Python file (``my_study.py``, ``./studies/x.py``) or a package
     folder given as a path (``./mine/lr_variant``, with a ``/``), not a registered study."""
     return name.endswith(".py") or ("/" in name and (Path(name).expanduser() / INIT).is_file())
 
-
-INIT = "__init__.py"
 
 
 def load_study_file(path: str | Path) -> Study:

@@ -60,8 +60,8 @@ class TrialIndexCallback(tune.Callback):
         """Rewrite the index when a status changed (see ``WRITE_EVERY_S``)."""
         if not trials:
             return
-        entries = [trial_entry(t) for t in trials]
-        key = [(e.trial_id, e.status, e.error_file) for e in entries]
+        key = [(t.trial_id, FROM_TUNE.get(t.status, "pending"), t.run_metadata.error_filename)
+               for t in trials]  # every step: the statuses only, the entries when written
         if key == self._written and not force:
             return
         ended = {k for k in key if k[1] in ("done", "error")}
@@ -69,7 +69,8 @@ class TrialIndexCallback(tune.Callback):
         now = self._clock()
         if not (force or newly_ended or now - self._last_write >= WRITE_EVERY_S):
             return
-        write_staged(Path(trials[0].local_experiment_path), TrialIndex(entries))
+        write_staged(Path(trials[0].local_experiment_path),
+                     TrialIndex([trial_entry(t) for t in trials]))
         self._written, self._last_write = key, now
 
     def __getstate__(self) -> dict[str, Any]:

@@ -164,7 +164,8 @@ def regulariser_selection(arms: dict[str, list[TrialRecord]], metric: str
 # ----------------------------------------------------------------------------- claims
 def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
                    vocab_size: int) -> list[Claim]:
-    """U1-U4 (Holm within U1 and within U2), then the paper's regimes not run."""
+    """U1-U4 (Holm within U1 and within U2) on ``claim_metric``, then the paper's regimes
+    not run."""
     metric, label, exact = claim_metric([t for trials in arms.values() for t in trials], steps)
     nelbo = arms.get("nelbo", [])
     masks = sorted({name.split("/")[1] for name in arms if name.startswith("simple/")})
