@@ -38,8 +38,8 @@ def _wait_for_steps(tmp: Path, at_least: int, driver: subprocess.Popen[str]) -> 
 
 
 def _finish(driver: subprocess.Popen[str]) -> tuple[int, list[str]]:
-    _, err = driver.communicate(timeout=180)
-    return driver.returncode, err.strip().splitlines()
+    out, err = driver.communicate(timeout=180)
+    return driver.returncode, (out + err).strip().splitlines()
 
 
 def test_ctrl_c_full_disk_and_resume(tmp_path: Path, mount_tmpfs) -> None:
@@ -61,6 +61,7 @@ def test_ctrl_c_full_disk_and_resume(tmp_path: Path, mount_tmpfs) -> None:
                             f"--storage {storage}`")
     joined = "\n".join(err)
     assert "Traceback" not in joined and "Tuner.restore" not in joined, joined
+    assert "6 trial(s): 6 finished" not in joined, joined  # Tune's stop is no finish
     assert list(run_dir.glob("experiment_state-*.json"))
     finished_then = _terminated(run_dir)
 
@@ -74,7 +75,7 @@ def test_ctrl_c_full_disk_and_resume(tmp_path: Path, mount_tmpfs) -> None:
     assert code == 2, err
     assert err[-1].startswith(f"raystudy: error: --storage {storage} is almost full")
     assert "--resume --name s" in err[-1]
-    assert "Traceback" not in "\n".join(err)
+    assert "Traceback" not in "\n".join(err) and "6 finished" not in "\n".join(err)
     ballast.unlink()
 
     # Resume again: everything finishes, finished trials are not run again.

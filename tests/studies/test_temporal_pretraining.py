@@ -18,7 +18,7 @@ from raystudy.errors import ConfigError
 from raystudy.platform.configuration.config import apply_overrides, validate
 from raystudy.studies.temporal_pretraining.analysis import analyze
 from raystudy.studies.temporal_pretraining.config import TemporalConfig
-from raystudy.studies.temporal_pretraining.recipe import STUDY, train_loop
+from raystudy.studies.temporal_pretraining.recipe import STUDY, probe_reads_the_data, train_loop
 
 TINY = {"world.entities": 6, "world.relations": 1, "world.years": 3, "world.values": 5,
         "world.p_change": 0.9, "train.steps_per_year": 4, "train.batch_size": 4,
@@ -93,6 +93,17 @@ def test_make_temporal_world_then_the_token_and_kairosqa_readers(tmp_path, capsy
     assert any(k.startswith("eval/kairos_acc_") for k in last)
     assert all(0 <= v <= 1 for k, v in last.items() if k.startswith("eval/kairos_mc_acc_"))
     assert any(k.startswith("eval/kairos_mc_acc_") for k in last)
+    # the files name their world: the dated probes count for this world and seed only
+    assert json.loads((out / "world.json").read_text())["seed"] == 0
+    assert last["data/probe_reads_the_data"] == 1.0
+    tokens = config(**{"data.source": "tokens", "data.path": str(out)})
+    assert probe_reads_the_data(tokens) == 1.0
+    assert probe_reads_the_data(config(**{"data.source": "tokens", "data.path": str(out),
+                                          "train.seed": 1})) == 0.0
+    assert probe_reads_the_data(config(**{"data.source": "tokens", "data.path": str(out),
+                                          "world.values": 6})) == 0.0
+    (out / "world.json").unlink()
+    assert probe_reads_the_data(tokens) == 0.0
     capsys.readouterr()
     assert main(["run", "temporal_pretraining", "--in-process", "--set", "data.source=tokens",
                  "--set", f"data.path={tmp_path / 'none'}"]) == 2
@@ -282,6 +293,25 @@ def test_every_claim_names_the_stand_in_and_the_paper_regimes_not_run(tmp_path):
     assert [c.statement for c in real.claims if c.verdict == "not run"] == [
         "T1-T6 at the paper's scale"]
     assert "per-year token files from /data/years" in real.claims[0].scope
+
+
+def test_on_token_files_the_probe_claims_need_files_written_for_the_probed_world(tmp_path):
+    def reads(value):
+        def edit(schedule, size, share, report):
+            report["data/probe_reads_the_data"] = value if schedule == "shuffled" else 1.0
+        return analyze(_results(0.2, edit=edit, **{"data.source": "tokens",
+                                                   "data.path": "/data/years"}), tmp_path)
+
+    written = reads(1.0).claims
+    assert [c.verdict for c in written[:6]] == ["supported"] * 6
+    real = [c for c in reads(0.0).claims if c.verdict != "not run"]
+    probed = [c for c in real if c.statement[:2] in ("T1", "T2", "T4", "T5")
+              or "invariant" in c.statement]
+    assert probed and all(c.verdict == "precondition failed" for c in probed)
+    failed = probed[0].failed_preconditions[0]
+    assert "8 of 16 trials" in failed.evidence and "KairosQA" in failed.evidence
+    general_text = next(c for c in real if "general text" in c.statement)
+    assert general_text.verdict == "supported"  # val loss reads the files, not the probe
 
 
 def test_a_scale_run_reads_the_claims_at_its_largest_size(tmp_path):

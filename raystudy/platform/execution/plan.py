@@ -15,6 +15,7 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,11 +166,13 @@ class Plan:
                  if self.target else None)
         return disk, [c for c in (disk, watch, view) if c]
 
-    def fit(self, tuner: Any) -> None:
-        """Run the trials; the closing line; on object storage, the log uploaded."""
+    def fit(self, tuner: Any, stopped: Callable[[], bool]) -> None:
+        """Run the trials; the closing line, unless the sweep was stopped (Ctrl-C, a full
+        disk: Tune then calls every trial terminated, and the stop's own line counts them
+        from the trial index); on object storage, the log uploaded."""
         try:
             tuner.fit()
-            closing = closing_line(time.time() - self.started)
+            closing = None if stopped() else closing_line(time.time() - self.started)
             if closing:
                 print(closing, flush=True)
         finally:

@@ -72,7 +72,11 @@ def execute(request: Request, resume: bool = False, address: str | None = None,
             plan.create_folder()
             plan.route_logs(log, where)
             disk, callbacks = plan.callbacks()
-            plan.fit(make_tuner(plan, callbacks))
+
+            def stopped() -> bool:
+                return interrupt["interrupted"] or (disk is not None and disk.low())
+
+            plan.fit(make_tuner(plan, callbacks), stopped)
             # measured again: on a resumed run Tune holds its own unpickled copy of the guard
             if disk is not None and disk.low():
                 raise UserError(f"--storage {plan.root} is almost full (under "

@@ -177,6 +177,27 @@ def invariant_chance(report: dict[str, Any]) -> float:
 
 
 # ----------------------------------------------------------------------------- preconditions
+def reads_tokens(runs: Runs) -> bool:
+    return any(str(r["_config"].get("data.source", "world")) == "tokens"
+               for v in runs.values() for r in v.values())
+
+
+def probes_read_the_data(runs: Runs, cells: list[Cell]) -> claims.Precondition:
+    """On token files, the generated world's probes count only where the files hold that
+    world: their ``world.json`` (make-temporal-world) names each trial's world and seed."""
+    values = [r.get("data/probe_reads_the_data", math.nan)
+              for c in cells for r in runs.get(c, {}).values()]
+    matching = sum(v == 1.0 for v in values)
+    return claims.Precondition(
+        "the dated probes ask about the world the arms trained on (the token folder's "
+        "world.json, written by make-temporal-world, names each trial's world and seed)",
+        bool(values) and matching == len(values),
+        f"{matching} of {len(values)} trials read token files written for their world"
+        + ("" if matching == len(values) else "; on real snapshots score KairosQA "
+           "(data.kairosqa): the generated world's questions ask about facts the model "
+           "never read"))
+
+
 def above_chance(runs: Runs, cell: Cell, metric: str = "eval/acc_last",
                  what: str = "final-year accuracy") -> claims.Precondition:
     """``cell`` learned year binding: its mean ``metric`` clears the dated probe's chance
@@ -249,9 +270,9 @@ def scope(runs: Runs, cells: list[Cell]) -> str:
     reports = [r for c in cells for r in runs.get(c, {}).values()]
     c = reports[0]["_config"] if reports else {}
     if str(c.get("data.source", "world")) == "tokens":
-        data = (f"per-year token files from {c.get('data.path', '?')} (generated ones if "
-                "written by make-temporal-world), probed with the generated world's dated "
-                "questions")
+        data = (f"per-year token files from {c.get('data.path', '?')}, probed with the "
+                "generated world's dated questions (valid where make-temporal-world wrote "
+                "the files for that world: a precondition)")
     else:
         first = int(c.get("world.first_year", 2020))
         data = (f"a generated temporal world ({c.get('world.entities', 16)} entities x "
@@ -280,7 +301,8 @@ def claim_rows(runs: Runs, size: Size, h: float, where: str) -> list[Claim]:
         return [claims.missing_claim(s, "paired over seeds", "sequential - shuffled",
                                      f"sequential or shuffled not run at hist_share={h:g}",
                                      scope=where) for s in statements]
-    learned = (above_chance(runs, seq), above_chance(runs, shu))
+    data = (probes_read_the_data(runs, [seq, shu]),) if reads_tokens(runs) else ()
+    learned = (*data, above_chance(runs, seq), above_chance(runs, shu))
     tests = []
     for statement, m, direction in DIRECTIONAL:
         a, b = _pair(runs, seq, shu, m)
@@ -295,7 +317,7 @@ def claim_rows(runs: Runs, size: Size, h: float, where: str) -> list[Claim]:
             (statements[6], "eval/val_loss", LOSS_MARGIN,
              (learned_text(runs, seq), learned_text(runs, shu))),
             (statements[7], "eval/invariant_acc", INVARIANT_MARGIN,
-             (learned_invariants(runs, seq), learned_invariants(runs, shu)))):
+             (*data, learned_invariants(runs, seq), learned_invariants(runs, shu)))):
         a, b = _pair(runs, seq, shu, m)
         rows.append(claims.equivalence_claim(statement, f"{m}: sequential - shuffled",
                                              stats.equivalence(a, b, margin), margin,
@@ -304,8 +326,9 @@ def claim_rows(runs: Runs, size: Size, h: float, where: str) -> list[Claim]:
     if len(shares) >= 2 and shares[0] == 0.0:
         top, zero = Cell("shuffled", shares[-1], *size), Cell("shuffled", 0.0, *size)
         a, b = _pair(runs, top, zero, "eval/recency_slope")
-        gates = tuple(above_chance(runs, c, "eval/acc_mean", "mean dated accuracy over the "
-                                   f"years (hist_share {c.hist_share:g})") for c in (top, zero))
+        gates = (*data, *(above_chance(runs, c, "eval/acc_mean", "mean dated accuracy over "
+                                       f"the years (hist_share {c.hist_share:g})")
+                          for c in (top, zero)))
         rows.append(claims.paired_claim(
             statements[8], f"shuffled recency slope: hist_share={shares[-1]:g} - 0",
             stats.paired_comparison(a, b), "less", note="the repetition is built into the "

@@ -1,15 +1,29 @@
 """``raystudy data make-temporal-world OUT``: the generated world's yearly snapshots as
 per-year token files (``OUT/YEAR/train.npy``, rows of seq_len + 1 byte ids, uint16),
 held-out general text (``OUT/val.npy``) and the world's questions in KairosQA's schema
-(``OUT/kairosqa.jsonl``); read back with ``--set data.source=tokens --set
+(``OUT/kairosqa.jsonl``), and the world they were written from (``OUT/world.json``, which
+the recipe checks before its dated probes count); read back with ``--set data.source=tokens --set
 data.path=OUT --set data.kairosqa=OUT/kairosqa.jsonl`` (same world flags and seed)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
+from typing import Any
 
 from raystudy import DataCommand, DataError, bounded, check_writable
+
+WORLD_FILE = "world.json"
+
+
+def world_manifest(entities: int, relations: int, first_year: int, years: int, values: int,
+                   p_change: float, zipf: float, seed: int) -> dict[str, Any]:
+    """What fixes a generated world: written beside its token files, compared by the recipe
+    with its own world so the dated probes only count where they ask about the data."""
+    return {"entities": entities, "relations": relations, "first_year": first_year,
+            "years": years, "values": values, "p_change": float(p_change),
+            "zipf": float(zipf), "seed": seed}
 
 
 def _arguments(parser: argparse.ArgumentParser) -> None:
@@ -61,6 +75,9 @@ def _run(args: argparse.Namespace) -> str:
     np.save(out / "val.npy", filler_rows(val, args.val_rows, args.seq_len, args.seed)
             .astype(np.uint16))
     write_kairosqa(out / "kairosqa.jsonl", world_records(world, seed=args.seed))
+    manifest = world_manifest(args.entities, args.relations, args.first_year, args.years,
+                              args.values, args.p_change, 0.0, args.seed)
+    (out / WORLD_FILE).write_text(json.dumps(manifest, indent=1) + "\n")
     return (f"wrote {len(world.years)} years x {args.rows_per_year} rows under {out}, "
             f"{out / 'val.npy'} and {out / 'kairosqa.jsonl'} ({len(world.kept)} questions); run "
             f"with --set data.source=tokens --set data.path={out} "

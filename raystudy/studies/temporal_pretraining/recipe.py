@@ -26,6 +26,7 @@ the same questions (``references.py``, the references T4 is read against).
 from __future__ import annotations
 
 import functools
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -74,7 +75,7 @@ from raystudy.algorithms.temporal.kairos import (
 from raystudy.algorithms.text import text_bytes
 from raystudy.studies.temporal_pretraining.analysis import analyze
 from raystudy.studies.temporal_pretraining.config import DataConfig, TemporalConfig
-from raystudy.studies.temporal_pretraining.data import DATA_COMMANDS
+from raystudy.studies.temporal_pretraining.data import DATA_COMMANDS, WORLD_FILE, world_manifest
 from raystudy.studies.temporal_pretraining.references import (
     model_year_errors,
     reference_metrics,
@@ -124,6 +125,21 @@ def snapshots(config: TemporalConfig, world: World) -> tuple[list[np.ndarray], n
     snaps = [snapshot(world, t, n_rows, seq, mixture(d), train_filler, config.train.seed)
              for t in range(len(world.years))]
     return snaps, filler_rows(val_filler, d.val_rows, seq, config.train.seed)
+
+
+def probe_reads_the_data(config: TemporalConfig) -> float:
+    """1.0 when the dated probes ask about the world the model trains on: always for the
+    generated world; for token files, only when their ``world.json`` (written by
+    make-temporal-world) names this trial's world and seed."""
+    if config.data.source != "tokens":
+        return 1.0
+    try:
+        written = json.loads((Path(config.data.path) / WORLD_FILE).read_text())
+    except (OSError, ValueError):
+        return 0.0
+    w = config.world
+    return float(written == world_manifest(w.entities, w.relations, w.first_year, w.years,
+                                           w.values, w.p_change, w.zipf, config.train.seed))
 
 
 def check_data(config: TemporalConfig) -> None:
@@ -223,7 +239,8 @@ def train_loop(config: TemporalConfig, ctx: TrialContext) -> None:
     snaps, val = snapshots(config, world)
     records = load_kairosqa(config.data.kairosqa) if config.data.kairosqa else []
     questions = world_records(world, seed=t.seed)
-    references = reference_metrics(world, questions)
+    references = reference_metrics(world, questions) | {
+        "data/probe_reads_the_data": probe_reads_the_data(config)}
     n_years, n_rows = len(snaps), len(snaps[0])
     steps_per_year = n_rows // t.batch_size
     if steps_per_year == 0:
