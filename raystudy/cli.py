@@ -186,6 +186,10 @@ def build_parser(data_commands: dict[str, tuple[str, Any]] | None = None
     report.add_argument("--page", default=None, metavar="DOCS_PAGE",
                         help="also write the run's results section into a study's page "
                         "(docs/STUDY.md), in place of the one generated before")
+    report.add_argument("--with", dest="with_runs", action="append", default=[],
+                        metavar="RUN", help="read this run's trials too (same study; "
+                        "repeatable): seeds or an arm run later, a selection run beside "
+                        "the claims it fixes; needs --out")
 
     compare = sub.add_parser("compare", help="runs of one study side by side: claims, the "
                              "primary metric per configuration, what differs (one page)")
@@ -425,7 +429,8 @@ def dispatch(args: argparse.Namespace) -> int:
     if args.command == "report":
         from raystudy.platform.report.report import write_report_at
 
-        written = write_report_at(args.run_dir, out_dir=args.out, docs_page=args.page)
+        written = write_report_at(args.run_dir, out_dir=args.out, docs_page=args.page,
+                                  with_runs=args.with_runs)
         print(f"raystudy: report written to {written}"
               + (f"; results section written into {args.page}" if args.page else ""))
         return 0

@@ -50,12 +50,18 @@ def _study(analyze) -> Study:
                  metrics=(Metric("eval/loss", "min"),), analyze=analyze, yaml_dir=Path("/none"))
 
 
-def _run_dir(tmp_path: Path) -> Path:
-    run = tmp_path / "run"
+def _run_dir(tmp_path: Path, name: str = "run", trial_id: str = "t0",
+             overrides: dict | None = None, study: str = "tiny",
+             params: dict | None = None) -> Path:
+    run = tmp_path / name
     (run / "trial0").mkdir(parents=True)
-    (run / "raystudy.json").write_text(json.dumps(
-        {"study": "tiny", "kind": "sweep", "profile": "quick", "overrides": {}}))
-    trial = {"trial_id": "t0", "config": {"lr": 0.1}, "status": "TERMINATED",
+    request = {"study": study, "kind": "sweep", "profile": "quick",
+               "overrides": overrides or {}}
+    if name != "run":  # a saved command line (older runs rebuild it from the request)
+        request["argv"] = ["sweep", study, "--name", name]
+    (run / "raystudy.json").write_text(json.dumps(request))
+    trial = {"trial_id": trial_id, "config": {"lr": 0.1} if params is None else params,
+             "status": "TERMINATED",
              "relative_logdir": "trial0"}
     (run / "experiment_state-2026.json").write_text(json.dumps({"trial_data": [
         [json.dumps(trial), json.dumps({})]]}))
@@ -282,3 +288,51 @@ def test_docs_page_section_is_written_or_nothing_is(tmp_path, monkeypatch):
     assert "(written by `raystudy report RUN --page docs/tiny.md`" in text
     assert "![A curve](figures/tiny/curve.png)" in text
     assert (docs / "figures" / "tiny" / "curve.png").is_file()
+
+
+def test_a_merged_report_reads_the_trials_of_several_runs_of_one_study(tmp_path, monkeypatch,
+                                                                        capsys):
+    """``--with``: each trial configured by its own run's overrides, every run's command
+    recorded (header, summary.json, page), the wall times summed; it needs ``--out`` and
+    one study, else one line and exit 2."""
+    from raystudy.cli import main
+
+    seen: dict[str, float] = {}
+
+    def analyze(results, figures_dir: Path) -> Analysis:
+        seen.update({t.trial_id: t.config["lr"] for t in results.trials})
+        return _analyze(results, figures_dir)
+
+    monkeypatch.setattr(report, "get_study", lambda name: _study(analyze))
+    first = _run_dir(tmp_path, "claims")
+    later = _run_dir(tmp_path, "later", trial_id="t9", overrides={"lr": 0.5}, params={})
+    other = _run_dir(tmp_path, "other", study="another")
+    for run, wall in ((first, 60.0), (later, 30.0)):
+        (run / "summary.json").write_text(json.dumps({"wall_time_s": wall}))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "tiny.md").write_text("# tiny\n")
+    out = tmp_path / "merged"
+    assert main(["report", str(first), "--with", str(later), "--out", str(out),
+                 "--page", str(docs / "tiny.md")]) == 0
+    assert seen == {"t0": 0.1, "t9": 0.5}
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["wall_time_s"] == 90.0
+    assert summary["counts"]["finished"] == 2
+    assert [(m["run"], m["trials"]) for m in summary["merged"]] == [("later", 1)]
+    md = (out / "report.md").read_text()
+    assert "**with the trials of**: later (1 trials): raystudy sweep tiny --name later" in md
+    page = (docs / "tiny.md").read_text()
+    assert "- **run**: `claims`" in page and "wall time 1.5 min" in page
+    assert "- **with the trials of**: `later` (1 trials, `raystudy sweep tiny --name " \
+           "later`)" in page
+    assert not (first / "report.md").exists()  # no one run's report was overwritten
+    capsys.readouterr()
+    for argv, message in (
+            (["report", str(first), "--with", str(later)], "--out DIR"),
+            (["report", str(first), "--with", str(other), "--out", str(tmp_path / "x")],
+             "--with " + str(other) + " is a run of another, not of tiny")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+    assert not (tmp_path / "x").exists()

@@ -5,7 +5,9 @@ the primary metric, diverged and failed trials, versions and hardware) is the sa
 every study; the study's ``analyze`` hook supplies its ``Claim``s (rendered here in one
 shape for every study, first) and adds its own tables and figures. A run on object storage
 (``s3://...``) is downloaded to a temporary folder, reported there, and the report
-uploaded back next to it (``write_report_at``).
+uploaded back next to it (``write_report_at``). ``--with RUN2 ...`` reads the trials of
+several runs of one study as one (seeds or an arm added later, a selection run beside the
+claims it fixes) into a report of its own (``--out``); every run's command is recorded.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import platform
 import shlex
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +183,23 @@ def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     return to_flat_dict(base)
 
 
+def merged_results(run_dirs: list[Path], names: list[str]
+                   ) -> tuple[RunResults, Study, dict[str, Any], list[RunResults]]:
+    """The trials of several runs of one study as one ``RunResults`` (the first run's
+    request), each trial configured by its own run's profile and overrides; returns it,
+    the study, the first run's base config and each run's own results."""
+    parts = [load_results(run_dir) for run_dir in run_dirs]
+    study = get_study(parts[0].request["study"])
+    for name, part in zip(names[1:], parts[1:], strict=True):
+        if part.request["study"] != study.name:
+            raise UserError(f"--with {name} is a run of {part.request['study']}, not of "
+                            f"{study.name}: a merged report reads one study's runs")
+    base = [attach_configs(part, study) for part in parts][0]
+    trials = [t for part in parts for t in part.trials]
+    merged = RunResults(run_dir=parts[0].run_dir, request=parts[0].request, trials=trials)
+    return merged, study, base, parts
+
+
 def _swept_values(results: RunResults) -> dict[str, list[Any]]:
     """Each swept key's distinct values over the run's trials, sorted where they sort."""
     values: dict[str, list[Any]] = {}
@@ -273,26 +293,36 @@ def _previous_wall_time(summary_path: Path) -> float | None:
 
 def write_report_at(run: Path | str, wall_time_s: float | None = None,
                     out_dir: Path | str | None = None,
-                    docs_page: Path | str | None = None) -> Path | str:
+                    docs_page: Path | str | None = None,
+                    with_runs: Sequence[Path | str] = ()) -> Path | str:
     """``write_report`` for a local run folder or one on object storage; returns where
     report.md is (its URI when it was uploaded back).
 
-    On object storage the run is downloaded to a temporary folder and reported there;
+    A run on object storage is downloaded to a temporary folder and reported there;
     without ``out_dir`` the report files are uploaded back into the run's folder.
+    ``with_runs`` (a merged report, local or on object storage) needs ``out_dir``.
     """
-    if not storage.is_remote(run):
-        return write_report(run, wall_time_s, out_dir, docs_page=docs_page)
-    run = str(run)
-    if not storage.exists(storage.join(run, REQUEST_FILE)):
-        raise UserError(f"{run} is not a raystudy run folder (no {REQUEST_FILE})")
+    if not storage.is_remote(run) and not any(storage.is_remote(r) for r in with_runs):
+        return write_report(run, wall_time_s, out_dir, docs_page=docs_page,
+                            with_runs=with_runs)
+    for remote in [r for r in (run, *with_runs) if storage.is_remote(r)]:
+        if not storage.exists(storage.join(str(remote), REQUEST_FILE)):
+            raise UserError(f"{remote} is not a raystudy run folder (no {REQUEST_FILE})")
     with tempfile.TemporaryDirectory(prefix="raystudy-report-") as tmp:
-        copy = storage.download(run, Path(tmp) / "run")
+        def local(where: Path | str, name: str) -> Path:
+            return (storage.download(str(where), Path(tmp) / name)
+                    if storage.is_remote(where) else Path(where))
+
+        copy = local(run, "run")
+        others = [local(r, f"with-{i}") for i, r in enumerate(with_runs)]
+        sources = [str(r) for r in with_runs]
         if out_dir is not None:
-            return write_report(copy, wall_time_s, out_dir, source=run, docs_page=docs_page)
+            return write_report(copy, wall_time_s, out_dir, source=str(run),
+                                docs_page=docs_page, with_runs=others, with_sources=sources)
         out = Path(tmp) / "report"
-        write_report(copy, wall_time_s, out, source=run, docs_page=docs_page)
-        storage.upload(out, run)
-    return storage.join(run, "report.md")
+        write_report(copy, wall_time_s, out, source=str(run), docs_page=docs_page)
+        storage.upload(out, str(run))
+    return storage.join(str(run), "report.md")
 
 
 BEGIN = "<!-- raystudy:results begin"
@@ -311,13 +341,17 @@ def page_section(summary: dict[str, Any], analysis: Analysis, page: Path, run: s
     lines = [f"{BEGIN} (written by `raystudy report RUN --page {shown_page}`; regenerate it, "
              "do not edit) -->", "## Results (generated from a run)", "",
              f"- **command**: `{command_line(summary['request'])}`",
-             f"- **run**: `{storage.name(run) if storage.is_remote(run) else Path(run).name}`,"
+             f"- **run**: `{_run_name(run)}`,"
              f" reported {summary['written_at']}; {counts}"
              + (f"; wall time {wall / 60:.1f} min" if isinstance(wall, (int, float)) else ""),
              f"- **hardware**: {hardware['cpu']} ({hardware['cpu_count']} CPUs"
              + (f", {hardware['device']}" if hardware.get("device") != "cpu" else "") + ")",
-             "- **versions**: " + ", ".join(f"{k} {v}" for k, v in versions.items()), "",
-             "### Claims", ""]
+             "- **versions**: " + ", ".join(f"{k} {v}" for k, v in versions.items()), ""]
+    if summary.get("merged"):
+        lines[-1:-1] = ["- **with the trials of**: " + "; ".join(
+            f"`{m['run']}` ({m['trials']} trials, `{command_line(m['request'])}`)"
+            for m in summary["merged"])]
+    lines += ["### Claims", ""]
     lines.append(render.claims_markdown(analysis.claims) if analysis.claims else NO_CLAIM)
     shown = page.parent / "figures" / study
     shown.mkdir(parents=True, exist_ok=True)
@@ -332,6 +366,10 @@ def page_section(summary: dict[str, Any], analysis: Analysis, page: Path, run: s
         lines.append(render.markdown_table(Table(table.title, table.columns, rows, note), 4))
     lines.append(END)
     return "\n".join(lines) + "\n"
+
+
+def _run_name(run: str) -> str:
+    return storage.name(run) if storage.is_remote(run) else Path(run).name
 
 
 def check_page(page: Path | str) -> Path:
@@ -358,24 +396,32 @@ def write_page_section(page: Path | str, section: str) -> None:
 
 def write_report(run_dir: Path | str, wall_time_s: float | None = None,
                  out_dir: Path | str | None = None, source: str | None = None,
-                 docs_page: Path | str | None = None) -> Path:
+                 docs_page: Path | str | None = None,
+                 with_runs: Sequence[Path | str] = (),
+                 with_sources: Sequence[str] | None = None) -> Path:
     """Build summary.json, report.md, report.html and figures/ for a run folder.
 
     ``out_dir`` (default: the run folder) is where they go, e.g. for a read-only copy;
     ``source`` is how the report names the run (its URI when ``run_dir`` is a copy);
-    ``docs_page`` (a study's ``docs/STUDY.md``) gets the run's generated results section.
+    ``docs_page`` (a study's ``docs/STUDY.md``) gets the run's generated results section;
+    ``with_runs``: more runs of the study whose trials the report reads too (then
+    ``out_dir`` is required: the report is no one run's), named by ``with_sources``.
     """
     run_dir = Path(run_dir)
+    if with_runs and out_dir is None:
+        raise UserError("--with: name the merged report's folder with --out DIR (it is no "
+                        "one run's report)")
     out = Path(out_dir) if out_dir is not None else run_dir
     if docs_page is not None:
         check_page(docs_page)
-    results = load_results(run_dir)
+    others = [Path(r) for r in with_runs]
+    names = [source or str(run_dir), *(with_sources or [str(r) for r in others])]
+    results, study, base_config, parts = merged_results([run_dir, *others], names)
     check_writable(out, "report folder", need_bytes=1024**2,
                    hint="" if out_dir else " (write the report elsewhere with --out DIR)")
-    study = get_study(results.request["study"])
-    base_config = attach_configs(results, study)
     if wall_time_s is None:
-        wall_time_s = _previous_wall_time(run_dir / "summary.json")
+        walls = [_previous_wall_time(r / "summary.json") for r in (run_dir, *others)]
+        wall_time_s = None if None in walls else float(sum(w for w in walls if w))
     out.mkdir(parents=True, exist_ok=True)
     figures_dir = out / "figures"
     figures_dir.mkdir(exist_ok=True)
@@ -402,10 +448,17 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
         "hardware": _hardware(),
         "wall_time_s": wall_time_s,
         "written_at": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "merged": [{"run": _run_name(name), "request": part.request,
+                    "trials": len(part.trials)}
+                   for name, part in zip(names[1:], parts[1:], strict=True)],
     }
     write_json_atomic(out / "summary.json", summary)
 
     header = _header(results, study, counts, summary["hardware"], summary["versions"])
+    if summary["merged"]:
+        header.insert(2, ("with the trials of", "; ".join(
+            f"{m['run']} ({m['trials']} trials): {command_line(m['request'])}"
+            for m in summary["merged"])))
     if wall_time_s is not None:
         header.insert(-2, ("wall time", f"{wall_time_s:.1f} s"))
     figures = list(analysis.figures)
