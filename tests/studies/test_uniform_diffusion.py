@@ -133,9 +133,25 @@ def test_the_regulariser_is_chosen_on_selection_seeds_of_the_run(tmp_path):
             results.trials.append(_trial(f"s{seed}{weight}", "simple_reg", "moved", seed,
                                          1.0 + offset, **{"loss.reg": "mean_logp",
                                                           "loss.reg_weight": weight}))
-    u2 = _claim(analyze(results, tmp_path), "U2")
+    analysis = analyze(results, tmp_path)
+    u2 = _claim(analysis, "U2")
     assert u2.verdict == "supported" and u2.n == 8
     assert any("weight 0.01" in p.evidence for p in u2.preconditions)
+    table = next(t for t in analysis.tables if t.title.startswith("Regulariser selection"))
+    assert [(r[0], r[1], r[2], r[5]) for r in table.rows] == [
+        ("mean_logp", 0.01, 3, "yes"), ("mean_logp", 0.1, 3, "")]
+    arms = next(t for t in analysis.tables if t.title.startswith("Metrics per arm"))
+    assert {r[0] for r in arms.rows} >= {"simple_reg/moved (mean_logp, 0.01)", "nelbo"}
+    assert all(r[2] == 8 for r in arms.rows)  # the selection seeds are no arm's
+    # read with a run whose claim trials used another regulariser: U2 reads only the chosen
+    for t in list(results.trials):
+        if t.setting("loss.name") == "simple_reg" and t.setting("train.seed") < 100:
+            results.trials.append(_trial(t.trial_id + "-other", "simple_reg",
+                                         t.setting("loss.mask"), t.setting("train.seed"),
+                                         9.0, **{"loss.reg": "entropy",
+                                                 "loss.reg_weight": 0.001}))
+    again = analyze(results, tmp_path)
+    assert _claim(again, "U2").effect_size == u2.effect_size
 
 
 def test_bad_input_is_one_line(tmp_path, capsys):

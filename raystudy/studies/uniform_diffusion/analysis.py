@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -135,35 +136,65 @@ def no_collapse(name: str, trials: list[TrialRecord], steps: int) -> claims.Prec
         f"lowest share {lowest:.3f} over {len(shares)} trials" if shares else "no trial")
 
 
-def regulariser_selection(arms: dict[str, list[TrialRecord]], metric: str
-                          ) -> tuple[tuple[str, float] | None, claims.Precondition]:
-    """The (form, weight) with the lowest Gen NLL on the selection seeds of this run, or
-    the one the profile names in ``loss.reg_selection``; the precondition says which."""
+def is_selection(trial: TrialRecord) -> bool:
+    """A regulariser-selection trial (spaces/reg.yaml): simple_reg on a seed >= 100."""
+    return (trial.setting("loss.name", "simple") == "simple_reg"
+            and int(trial.setting("train.seed", 0)) >= SELECTION_SEEDS)
+
+
+def regulariser(trial: TrialRecord) -> tuple[str, float]:
+    return str(trial.setting("loss.reg", "mean_logp")), float(trial.setting("loss.reg_weight",
+                                                                            0.01))
+
+
+def selection_scores(selection: list[TrialRecord], metric: str
+                     ) -> dict[tuple[str, float], list[float]]:
+    """Each (form, weight)'s ``metric`` over the selection seeds."""
     scores: dict[tuple[str, float], list[float]] = defaultdict(list)
-    for name, trials in arms.items():
-        if name.startswith("simple_reg/"):
-            for t in trials:
-                if int(t.setting("train.seed", 0)) >= SELECTION_SEEDS:
-                    scores[(t.setting("loss.reg"), float(t.setting("loss.reg_weight")))
-                           ].append(t.metric(metric))
+    for t in selection:
+        scores[regulariser(t)].append(t.metric(metric))
+    return scores
+
+
+def regulariser_selection(selection: list[TrialRecord], regs: list[TrialRecord], metric: str
+                          ) -> tuple[tuple[str, float] | None, claims.Precondition]:
+    """The (form, weight) with the lowest mean ``metric`` on the selection trials read here
+    (this run, or a selection run read with it: ``raystudy report --with``), or the one the
+    claim trials ``regs`` record in ``loss.reg_selection``; the precondition says which."""
+    scores = selection_scores(selection, metric)
     if scores:
         best = min(scores, key=lambda k: float(np.nanmean(scores[k])))
         return best, claims.Precondition(
             "the regulariser's form and weight were chosen on selection seeds before U2",
-            True, f"chosen in this run on seeds >= {SELECTION_SEEDS}: {best[0]}, weight "
-            f"{best[1]:g} ({len(scores)} candidates)")
-    recorded = {str(t.setting("loss.reg_selection", "")) for trials in arms.values()
-                for t in trials if arm(t).startswith("simple_reg/")} - {""}
+            True, f"chosen on seeds >= {SELECTION_SEEDS}: {best[0]}, weight {best[1]:g} "
+            f"(lowest mean of {len(scores)} candidates)")
+    recorded = {str(t.setting("loss.reg_selection", "")) for t in regs} - {""}
     return None, claims.Precondition(
         "the regulariser's form and weight were chosen on selection seeds before U2",
         bool(recorded), "; ".join(sorted(recorded)) if recorded else
-        f"no selection trials (seeds >= {SELECTION_SEEDS}, spaces/reg.yaml) in this run and "
+        f"no selection trials (seeds >= {SELECTION_SEEDS}, spaces/reg.yaml) read here and "
         "no loss.reg_selection recorded")
+
+
+def selection_table(selection: list[TrialRecord], metric: str, label: str,
+                    chosen: tuple[str, float] | None) -> Table:
+    """The regulariser's candidates on the selection seeds, best first."""
+    scores = selection_scores(selection, metric)
+    rows = [[form, weight, len(values), float(np.nanmean(values)),
+             float(np.nanstd(values)), "yes" if (form, weight) == chosen else ""]
+            for (form, weight), values in sorted(scores.items(),
+                                                 key=lambda kv: float(np.nanmean(kv[1])))]
+    masks = ", ".join(sorted({str(t.setting("loss.mask", "changed")) for t in selection}))
+    return Table(f"Regulariser selection: {label} per form and weight on seeds >= "
+                 f"{SELECTION_SEEDS} (mask {masks})",
+                 ["form", "weight", "seeds", f"mean {label}", "sd", "chosen"], rows,
+                 note="U2 reads the chosen form and weight on the claim seeds; the "
+                      "selection seeds are read by nothing else")
 
 
 # ----------------------------------------------------------------------------- claims
 def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
-                   vocab_size: int) -> list[Claim]:
+                   vocab_size: int, selection: Sequence[TrialRecord] = ()) -> list[Claim]:
     """U1-U4 (Holm within U1 and within U2) on ``claim_metric``, then the paper's regimes
     not run."""
     metric, label, exact = claim_metric([t for trials in arms.values() for t in trials], steps)
@@ -187,13 +218,13 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
                                    "non-inferiority", "Gen NLL: simple - nelbo",
                                    "the run has no nelbo or no simple trials", scope=scope)])
 
-    chosen, selected = regulariser_selection(arms, metric)
+    all_regs = [t for name, trials in arms.items() if name.startswith("simple_reg/")
+                for t in trials]
+    chosen, selected = regulariser_selection(list(selection), all_regs, metric)
     u2 = []
     for mask in masks:
         regs = [t for t in arms.get(f"simple_reg/{mask}", [])
-                if int(t.setting("train.seed", 0)) < SELECTION_SEEDS and (
-                    chosen is None or (t.setting("loss.reg"),
-                                       float(t.setting("loss.reg_weight"))) == chosen)]
+                if chosen is None or regulariser(t) == chosen]
         if not regs:
             continue
         reg, simple = paired(by_seed(regs, metric), by_seed(arms[f"simple/{mask}"], metric))
@@ -258,6 +289,18 @@ def invariants(trials: list[TrialRecord]) -> list[str]:
             + (f" (below it: {', '.join(below)})" if below else "") + "."]
 
 
+def setting_groups(arms: dict[str, list[TrialRecord]]) -> dict[str, list[TrialRecord]]:
+    """The arms, simple_reg split by its form and weight (a run read with another may hold
+    several)."""
+    groups: dict[str, list[TrialRecord]] = defaultdict(list)
+    for name, trials in arms.items():
+        for t in trials:
+            form, weight = regulariser(t)
+            groups[f"{name} ({form}, {weight:g})" if name.startswith("simple_reg/")
+                   else name].append(t)
+    return groups
+
+
 def figures(arms: dict[str, list[TrialRecord]], figures_dir: Path, quality: str = "gen_nll",
             label: str = "Gen NLL") -> list[tuple[str, Path]]:
     """Gen NLL (``quality``: exact, or under the AR evaluator) vs sampler steps per arm, and
@@ -291,9 +334,11 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     trials = [t for t in results.trials if t.history]
     if not trials:
         return Analysis(notes=["No trial reported: nothing to analyse."])
+    selection = [t for t in trials if is_selection(t)]
     arms: dict[str, list[TrialRecord]] = defaultdict(list)
     for t in trials:
-        arms[arm(t)].append(t)
+        if not is_selection(t):
+            arms[arm(t)].append(t)
     steps = _claim_steps(trials)
     first = trials[0]
     V, L = int(first.setting("data.vocab_size", 32)), int(first.setting("data.seq_len", 32))
@@ -313,7 +358,7 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     names = {"gen_nll": "Gen NLL", "entropy": "entropy", "bigram_js": "bigram JS",
              "gen_ppl_ar": "Gen PPL (AR evaluator)"}
     rows = []
-    for name, members in sorted(arms.items()):
+    for name, members in sorted(setting_groups(arms).items()):
         for s in sampler_steps(members):
             rows.append([name, s, len(members)] + [
                 float(np.nanmean([t.metric(f"eval/{m}@{s}") for t in members]))
@@ -330,7 +375,10 @@ def analyze(results: RunResults, figures_dir: Path) -> Analysis:
     table = Table("Metrics per arm and sampler steps (means over trials)",
                   ["arm", "S", "trials", *(names[m] for m in columns), "val NELBO"], rows,
                   note=references)
+    chosen, _ = regulariser_selection(selection, [], metric)
+    tables = [table, *([selection_table(selection, metric, label, chosen)] if selection
+                       else [])]
     return Analysis(
-        tables=[table], figures=figures(arms, figures_dir, quality, label),
-        claims=uniform_claims(arms, steps, scope, V), notes=invariants(trials),
+        tables=tables, figures=figures(arms, figures_dir, quality, label),
+        claims=uniform_claims(arms, steps, scope, V, selection), notes=invariants(trials),
         summary={"claim_steps": steps, "arms": {k: len(v) for k, v in arms.items()}})
