@@ -140,6 +140,7 @@ def test_the_regulariser_is_chosen_on_selection_seeds_of_the_run(tmp_path):
     table = next(t for t in analysis.tables if t.title.startswith("Regulariser selection"))
     assert [(r[0], r[1], r[2], r[5]) for r in table.rows] == [
         ("mean_logp", 0.01, 3, "yes"), ("mean_logp", 0.1, 3, "")]
+    assert "the grid's smallest: past it was not tried" in table.note
     arms = next(t for t in analysis.tables if t.title.startswith("Metrics per arm"))
     assert {r[0] for r in arms.rows} >= {"simple_reg/moved (mean_logp, 0.01)", "nelbo"}
     assert all(r[2] == 8 for r in arms.rows)  # the selection seeds are no arm's

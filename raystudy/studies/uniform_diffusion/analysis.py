@@ -185,11 +185,16 @@ def selection_table(selection: list[TrialRecord], metric: str, label: str,
             for (form, weight), values in sorted(scores.items(),
                                                  key=lambda kv: float(np.nanmean(kv[1])))]
     masks = ", ".join(sorted({str(t.setting("loss.mask", "changed")) for t in selection}))
+    weights = sorted({weight for _, weight in scores})
+    edge = ""
+    if chosen and len(weights) > 1 and chosen[1] in (weights[0], weights[-1]):
+        side = "largest" if chosen[1] == weights[-1] else "smallest"
+        edge = f"; the chosen weight is the grid's {side}: past it was not tried"
     return Table(f"Regulariser selection: {label} per form and weight on seeds >= "
                  f"{SELECTION_SEEDS} (mask {masks})",
                  ["form", "weight", "seeds", f"mean {label}", "sd", "chosen"], rows,
                  note="U2 reads the chosen form and weight on the claim seeds; the "
-                      "selection seeds are read by nothing else")
+                      "selection seeds are read by nothing else" + edge)
 
 
 # ----------------------------------------------------------------------------- claims
@@ -236,7 +241,10 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
     rows += (claims.holm_family(u2, f"{len(u2)} masks", scope=scope) if u2 else
              [claims.missing_claim("U2: the regulariser improves the simple loss",
                                    "paired sign-flip", "Gen NLL: simple_reg - simple",
-                                   "the run has no simple_reg trials", scope=scope)])
+                                   "no claim trial of simple_reg" + (
+                                       f" with the chosen regulariser ({chosen[0]}, weight "
+                                       f"{chosen[1]:g}): run space u2 with it and read that "
+                                       "run beside these" if chosen else ""), scope=scope)])
 
     timed = [t for trials in arms.values() for t in trials
              if math.isfinite(t.metric("time/loss_ms_nelbo"))]
