@@ -120,6 +120,30 @@ def test_a_run_killed_mid_way_resumes_after_its_last_checkpoint(study_file, tmp_
     assert [r["training_iteration"] for r in rows] == [1, 2, 3, 4, 5, 6]
 
 
+def test_a_profile_edited_after_the_start_changes_neither_the_resume_nor_the_report(
+        study_file, tmp_path):
+    """raystudy.json records the config as resolved at the start: the profile file is
+    edited while the run is down (steps 6 -> 9), and the resume still counts to 6, and the
+    report (rebuilt later) still shows 6."""
+    profile = tmp_path / "mine.yaml"
+    profile.write_text("config:\n  steps: 6\n  checkpoint_every: 2\n")
+    marker = tmp_path / "crashed"
+    argv = [sys.executable, "-m", "raystudy", "run", study_file, "--in-process", "--storage",
+            str(tmp_path / "runs"), "--name", "p", "--profile", str(profile), "--set",
+            "crash_at=5", "--set", f"marker={marker}"]
+    assert subprocess.run(argv, capture_output=True, text=True).returncode == 3
+    run_dir = tmp_path / "runs" / "p"
+    recorded = json.loads((run_dir / "raystudy.json").read_text())["config"]
+    assert recorded["steps"] == 6 and recorded["crash_at"] == 5
+    profile.write_text("config:\n  steps: 9\n  checkpoint_every: 2\n")
+    assert main(["run", study_file, "--resume", "--name", "p", "--storage",
+                 str(tmp_path / "runs")]) == 0
+    assert [r["train/step"] for r in history(run_dir)] == [1, 2, 3, 4, 5, 6]
+    assert main(["report", str(run_dir)]) == 0
+    assert json.loads((run_dir / "summary.json").read_text())["config"]["steps"] == 6
+    assert json.loads((run_dir / "raystudy.json").read_text())["config"] == recorded
+
+
 def test_a_failing_loop_is_recorded_and_fails_the_command(study_file, tmp_path, capsys):
     assert run(study_file, tmp_path, "--set", "fail=true") == 1
     run_dir = tmp_path / "runs" / "r"

@@ -336,3 +336,26 @@ def test_a_merged_report_reads_the_trials_of_several_runs_of_one_study(tmp_path,
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and message in err[0], err
     assert not (tmp_path / "x").exists()
+
+
+def test_the_report_reads_the_config_the_run_recorded_then_its_first_report(tmp_path,
+                                                                          monkeypatch):
+    """A run's base config comes from raystudy.json's record; a run from before that record
+    falls back to what its first report wrote into summary.json; only then the profile."""
+    seen: dict[str, float] = {}
+
+    def analyze(results, figures_dir: Path) -> Analysis:
+        seen.update({t.trial_id: t.config["lr"] for t in results.trials})
+        return _analyze(results, figures_dir)
+
+    monkeypatch.setattr(report, "get_study", lambda name: _study(analyze))
+    recorded = _run_dir(tmp_path, "recorded", trial_id="r", params={})
+    request = json.loads((recorded / "raystudy.json").read_text())
+    (recorded / "raystudy.json").write_text(json.dumps({**request, "config": {"lr": 0.3}}))
+    older = _run_dir(tmp_path, "older", trial_id="o", params={})
+    (older / "summary.json").write_text(json.dumps({"config": {"lr": 0.7}}))
+    plain = _run_dir(tmp_path, "plain", trial_id="p", params={})
+    for run in (recorded, older, plain):
+        report.write_report(run)
+    assert seen == {"r": 0.3, "o": 0.7, "p": 0.1}
+    assert json.loads((older / "summary.json").read_text())["config"] == {"lr": 0.7}

@@ -302,6 +302,15 @@ def load_config(
     return validate(config)
 
 
+def config_from_record(config_cls: type, flat: Mapping[str, Any]) -> Any:
+    """A config rebuilt from the flat record a run saved when it started (``raystudy.json``):
+    the defaults with every recorded key set, so a profile edited after the run changes
+    neither its resume nor its report. Keys the class no longer has are dropped."""
+    fields = flat_fields(config_cls)
+    return validate(apply_overrides(config_cls(), {k: v for k, v in flat.items()
+                                                   if k in fields}, fields))
+
+
 def profile_sweep_defaults(study: Any, profile: str) -> dict[str, Any]:
     """The ``sweep:`` section of a profile (default space, samples, concurrency)."""
     data = _read_profile(study, profile)

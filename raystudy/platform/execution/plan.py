@@ -24,7 +24,12 @@ from raystudy.contract import storage
 from raystudy.contract.data import check_writable, min_free_bytes
 from raystudy.contract.study import Study
 from raystudy.errors import ConfigError, Interrupted, MissingDataError, UserError
-from raystudy.platform.configuration.config import load_config, profile_sweep_defaults
+from raystudy.platform.configuration.config import (
+    config_from_record,
+    load_config,
+    profile_sweep_defaults,
+    to_flat_dict,
+)
 from raystudy.platform.configuration.registry import get_study
 from raystudy.platform.configuration.spaces import build_param_space
 from raystudy.platform.execution import preflight
@@ -92,7 +97,12 @@ class Plan:
             request = load_resumed(request)
         validate_request(request)
         study = get_study(request.study)
-        config = load_config(study.config_cls, study, request.profile, request.overrides)
+        if resume and request.config:
+            config = config_from_record(study.config_cls, request.config)
+        else:
+            config = load_config(study.config_cls, study, request.profile, request.overrides)
+            if not resume:
+                request.config = to_flat_dict(config)
         sweep_defaults = profile_sweep_defaults(study, request.profile)
         _apply_sweep_defaults(request, sweep_defaults)
         params = _space_params(request, study, sweep_defaults)

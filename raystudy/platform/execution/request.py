@@ -53,6 +53,9 @@ class Request:
     argv: list[str] = field(default_factory=list)  # the command line as typed (the report's)
     mlflow: str = ""  # "" off; "default": file:<storage root>/mlruns; or a tracking URI
     optuna_storage: str | None = None  # the dashboard database: None = <run_dir>/optuna.db
+    # the profile + overrides as resolved when the run started (flat): --resume and the
+    # report read it, so a profile edited later changes neither
+    config: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return dataclasses.asdict(self)

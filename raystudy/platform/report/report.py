@@ -29,7 +29,12 @@ from raystudy.contract.data import check_writable
 from raystudy.contract.results import RunResults, TrialRecord
 from raystudy.contract.study import Analysis, Claim, Study, Table
 from raystudy.errors import UserError
-from raystudy.platform.configuration.config import apply_overrides, load_config, to_flat_dict
+from raystudy.platform.configuration.config import (
+    apply_overrides,
+    config_from_record,
+    load_config,
+    to_flat_dict,
+)
 from raystudy.platform.configuration.registry import get_study
 from raystudy.platform.report import render
 from raystudy.platform.runs.results import REQUEST_FILE, load_results
@@ -173,11 +178,15 @@ def _header(results: RunResults, study: Study, counts: dict[str, int],
 def attach_configs(results: RunResults, study: Study) -> dict[str, Any]:
     """Give each trial its full flat config (profile + overrides + the trial's params).
 
-    Returns the run's base config (profile + overrides) as a flat dict.
+    Returns the run's base config (profile + overrides) as a flat dict: the one the run
+    recorded when it started; for a run from before that record, the one its first report
+    wrote (``summary.json``), else the profile as it reads now.
     """
     request = results.request
-    base = load_config(study.config_cls, study, request.get("profile", "quick"),
-                       request.get("overrides") or {})
+    recorded = request.get("config") or _reported_config(results.run_dir)
+    base = (config_from_record(study.config_cls, recorded) if recorded else
+            load_config(study.config_cls, study, request.get("profile", "quick"),
+                        request.get("overrides") or {}))
     for trial in results.trials:
         trial.config = to_flat_dict(apply_overrides(base, trial.params))
     return to_flat_dict(base)
@@ -198,6 +207,18 @@ def merged_results(run_dirs: list[Path], names: list[str]
     trials = [t for part in parts for t in part.trials]
     merged = RunResults(run_dir=parts[0].run_dir, request=parts[0].request, trials=trials)
     return merged, study, base, parts
+
+
+def _reported_config(run_dir: Path | None) -> dict[str, Any]:
+    """The base config an earlier report of the run wrote into its summary.json ({} if
+    none): what the profile was when a run from before the recorded config was reported."""
+    if run_dir is None:
+        return {}
+    try:
+        config = json.loads((Path(run_dir) / "summary.json").read_text()).get("config")
+    except (OSError, ValueError, AttributeError):
+        return {}
+    return config if isinstance(config, dict) else {}
 
 
 def _swept_values(results: RunResults) -> dict[str, list[Any]]:
