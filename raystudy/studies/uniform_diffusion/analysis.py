@@ -237,7 +237,8 @@ def uniform_claims(arms: dict[str, list[TrialRecord]], steps: int, scope: str,
             f"U2: the regulariser against uniform output (raystudy's reading) improves the "
             f"simple loss's Gen NLL at S = {steps} (mask {mask})",
             f"{label}: simple_reg - simple (nats/token)", stats.paired_comparison(reg, simple),
-            "less", preconditions=(exact, selected, collapse[f"simple_reg/{mask}"])))
+            "less", preconditions=(exact, selected,
+                                   no_collapse(f"simple_reg/{mask}", regs, steps))))
     rows += (claims.holm_family(u2, f"{len(u2)} masks", scope=scope) if u2 else
              [claims.missing_claim("U2: the regulariser improves the simple loss",
                                    "paired sign-flip", "Gen NLL: simple_reg - simple",
