@@ -203,21 +203,16 @@ def merged_results(run_dirs: list[Path], names: list[str]
         if part.request["study"] != study.name:
             raise UserError(f"--with {name} is a run of {part.request['study']}, not of "
                             f"{study.name}: a merged report reads one study's runs")
-    base = [attach_configs(part, study) for part in parts][0]
+    bases = [attach_configs(part, study) for part in parts]
     trials = [t for part in parts for t in part.trials]
     merged = RunResults(run_dir=parts[0].run_dir, request=parts[0].request, trials=trials)
-    return merged, study, base, parts
+    return merged, study, bases[0], parts
 
 
 def _reported_config(run_dir: Path | None) -> dict[str, Any]:
-    """The base config an earlier report of the run wrote into its summary.json ({} if
-    none): what the profile was when a run from before the recorded config was reported."""
-    if run_dir is None:
-        return {}
-    try:
-        config = json.loads((Path(run_dir) / "summary.json").read_text()).get("config")
-    except (OSError, ValueError, AttributeError):
-        return {}
+    """The base config an earlier report of the run wrote ({} if none): what the profile
+    was when a run from before the recorded config was reported."""
+    config = _previous_summary(run_dir).get("config")
     return config if isinstance(config, dict) else {}
 
 
@@ -303,12 +298,21 @@ def _error_file(trial: TrialRecord, run_dir: Path) -> str | None:
         return str(path)
 
 
-def _previous_wall_time(summary_path: Path) -> float | None:
-    """The wall time a previous report recorded; a corrupt summary is simply rebuilt."""
+def _previous_summary(run_dir: Path | None) -> dict[str, Any]:
+    """The summary.json an earlier report of the run wrote ({} if none, or corrupt: it is
+    simply rebuilt)."""
+    if run_dir is None:
+        return {}
     try:
-        value = json.loads(summary_path.read_text()).get("wall_time_s")
-    except (OSError, ValueError, AttributeError):
-        return None
+        summary = json.loads((Path(run_dir) / "summary.json").read_text())
+    except (OSError, ValueError):
+        return {}
+    return summary if isinstance(summary, dict) else {}
+
+
+def _previous_wall_time(run_dir: Path) -> float | None:
+    """The wall time a previous report recorded."""
+    value = _previous_summary(run_dir).get("wall_time_s")
     return value if isinstance(value, (int, float)) else None
 
 
@@ -323,6 +327,9 @@ def write_report_at(run: Path | str, wall_time_s: float | None = None,
     without ``out_dir`` the report files are uploaded back into the run's folder.
     ``with_runs`` (a merged report, local or on object storage) needs ``out_dir``.
     """
+    if with_runs and out_dir is None:
+        raise UserError("--with: name the merged report's folder with --out DIR (it is no "
+                        "one run's report)")
     if not storage.is_remote(run) and not any(storage.is_remote(r) for r in with_runs):
         return write_report(run, wall_time_s, out_dir, docs_page=docs_page,
                             with_runs=with_runs)
@@ -430,8 +437,7 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     """
     run_dir = Path(run_dir)
     if with_runs and out_dir is None:
-        raise UserError("--with: name the merged report's folder with --out DIR (it is no "
-                        "one run's report)")
+        raise ValueError("write_report: with_runs needs out_dir")
     out = Path(out_dir) if out_dir is not None else run_dir
     if docs_page is not None:
         check_page(docs_page)
@@ -441,8 +447,9 @@ def write_report(run_dir: Path | str, wall_time_s: float | None = None,
     check_writable(out, "report folder", need_bytes=1024**2,
                    hint="" if out_dir else " (write the report elsewhere with --out DIR)")
     if wall_time_s is None:
-        walls = [_previous_wall_time(r / "summary.json") for r in (run_dir, *others)]
-        wall_time_s = None if None in walls else float(sum(w for w in walls if w))
+        walls = [_previous_wall_time(r) for r in (run_dir, *others)]
+        known = [w for w in walls if w is not None]
+        wall_time_s = float(sum(known)) if len(known) == len(walls) else None
     out.mkdir(parents=True, exist_ok=True)
     figures_dir = out / "figures"
     figures_dir.mkdir(exist_ok=True)
